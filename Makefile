@@ -1,0 +1,24 @@
+# The two entry points of the README.  Both create .venv on first use.
+PYTHON ?= python3
+VENV   ?= .venv
+PY      = $(VENV)/bin/python
+
+.PHONY: run test bench clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test,plot]'
+	touch $@
+
+run: $(VENV)/.installed
+	$(VENV)/bin/simnuma topo show quartet
+
+test: $(VENV)/.installed
+	$(PY) -m pytest -n 2 -q
+
+bench: $(VENV)/.installed
+	$(PY) benchmarks/run.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

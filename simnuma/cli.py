@@ -1,0 +1,51 @@
+"""The ``simnuma`` command line.
+
+Each command group lives in its own module with a ``register(subparsers)``
+function; this module only assembles them and turns user mistakes
+(:class:`~simnuma.errors.SimnumaError`) into one line on stderr and exit status 2.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from . import __version__
+from .errors import SimnumaError
+
+COMMAND_MODULES = (
+    "simnuma.commands.topo",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="simnuma",
+        description="Discrete-event simulation of ccNUMA interconnects, and a native benchmark to check it.",
+    )
+    parser.add_argument("--version", action="version", version=f"simnuma {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except SimnumaError as exc:
+        for line in str(exc).splitlines() or [type(exc).__name__]:
+            print(line, file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("simnuma: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Command groups of the ``simnuma`` command line, one module each."""

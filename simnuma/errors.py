@@ -1,0 +1,57 @@
+"""The exceptions simnuma raises for mistakes a user can make.
+
+Every one of them renders as a single line; the command-line interface prints
+that line and exits with status 2.  Anything else escaping is a bug.
+"""
+from __future__ import annotations
+
+__all__ = [
+    "SimnumaError",
+    "TopologyError",
+    "SpecError",
+    "BenchError",
+    "CalibrationError",
+    "Problem",
+]
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem found in an input file: where it is and what is wrong."""
+
+    file: str
+    line: int | None
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line is not None else self.file
+        return f"{where}: {self.path}: {self.message}" if self.path else f"{where}: {self.message}"
+
+
+class SimnumaError(Exception):
+    """Base class of every error a user can cause."""
+
+
+class TopologyError(SimnumaError):
+    """A board description is invalid.  ``problems`` lists every problem found."""
+
+    def __init__(self, problems: list[Problem] | str):
+        if isinstance(problems, str):
+            problems = [Problem("<topology>", None, "", problems)]
+        self.problems = list(problems)
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+
+class SpecError(SimnumaError):
+    """A thread specification (``N.C.op.M[@RATE]``) is malformed or cannot be placed."""
+
+
+class BenchError(SimnumaError):
+    """The native benchmark cannot be built or run as asked."""
+
+
+class CalibrationError(SimnumaError):
+    """A calibration or validation cannot be carried out as asked."""

@@ -1,0 +1,84 @@
+"""The vocabulary of board descriptions: which keys exist and what each holds.
+
+A schema is a nested mapping from key to either a sub-schema (a mapping) or a
+field kind.  Kinds: ``int`` (a positive whole number), ``fraction`` (a number
+in (0, 1]), ``bool``, ``str``, and the unit kinds of :mod:`simnuma.units`
+(``time``, ``bandwidth``, ``frequency``, ``size``), which must be positive.
+"""
+from __future__ import annotations
+
+import difflib
+
+from .units import UnitError, parse_quantity
+
+__all__ = ["NODE_SCHEMA", "LINK_SCHEMA", "TOP_KEYS", "check_value", "suggest"]
+
+NODE_SCHEMA = {
+    "cores": "int",
+    "ports": "int",
+    "core": {"window": {"r": "int", "w": "int", "t": "int"}},
+    "memory": {"bandwidth": "bandwidth", "efficiency": "fraction", "latency": "time", "queue": "int"},
+    "sri": {
+        "latency": "time",
+        "buffers": {"request": "int", "posted": "int", "response": "int"},
+        "probe_queue": "int",
+    },
+    "mct": {"buffers": {"response": "int", "probe": "int"}},
+    "xbar": {"latency": "time"},
+    "probe": {"lookup": "time"},
+}
+
+LINK_SCHEMA = {
+    "width_bits": "int",
+    "clock": "frequency",
+    "ddr": "bool",
+    "bandwidth": "bandwidth_spec",
+    "latency": "time",
+    "buffers": {"request": "int", "posted": "int", "response": "int", "probe": "int"},
+    "data_buffers": {"posted": "int", "response": "int"},
+}
+
+# link keys that may be left out everywhere
+LINK_OPTIONAL = {"bandwidth", "data_buffers", "width_bits", "clock", "ddr"}
+
+TOP_KEYS = ("name", "description", "defaults", "link_defaults", "nodes", "links", "io",
+            "routing", "routes", "coherence", "layout")
+
+
+def suggest(key: object, valid) -> str:
+    """`` (did you mean 'latency'?)`` when a close valid key exists."""
+    close = difflib.get_close_matches(str(key), [str(v) for v in valid], n=1, cutoff=0.6)
+    if close:
+        return f"unknown key (did you mean {close[0]!r}?)"
+    return "unknown key; expected one of: " + ", ".join(str(v) for v in valid)
+
+
+def check_value(kind: str, value: object):
+    """Return the value in internal units, or raise ValueError with a message."""
+    if kind == "int":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"expected a positive whole number, got {value!r}")
+        if value <= 0:
+            raise ValueError(f"must be positive, got {value}")
+        return value
+    if kind == "fraction":
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"expected a number in (0, 1], got {value!r}")
+        if not 0 < value <= 1:
+            raise ValueError(f"must be in (0, 1], got {value}")
+        return float(value)
+    if kind == "bool":
+        if not isinstance(value, bool):
+            raise ValueError(f"expected true or false, got {value!r}")
+        return value
+    if kind == "str":
+        if not isinstance(value, str):
+            raise ValueError(f"expected text, got {value!r}")
+        return value
+    try:
+        quantity = parse_quantity(value, kind)
+    except UnitError as exc:
+        raise ValueError(str(exc)) from None
+    if quantity <= 0:
+        raise ValueError(f"must be positive, got {value!r}")
+    return quantity
