@@ -15,6 +15,8 @@ from .errors import SimnumaError
 
 COMMAND_MODULES = (
     "simnuma.commands.topo",
+    "simnuma.commands.run",
+    "simnuma.bench.cli",
 )
 
 

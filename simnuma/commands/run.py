@@ -1,0 +1,63 @@
+"""``simnuma run``: simulate stride threads on a board."""
+from __future__ import annotations
+
+import json
+import sys
+
+from ..errors import SpecError
+from ..units import UnitError, parse_size_bytes
+
+
+def register(sub) -> None:
+    p = sub.add_parser("run", help="simulate threads on a board and report times, link and memory loads",
+                       description="Simulate threads N.C.op.M[@RATE] (node N, core C, op r/w/t, array on node M).")
+    p.add_argument("board", metavar="TOPO", help="bundled board name (e.g. quartet) or YAML file")
+    p.add_argument("specs", nargs="+", metavar="SPEC", help="foreground threads, e.g. 0.0.w.1 1.0.w.0")
+    p.add_argument("--bg", nargs="+", default=[], metavar="SPEC",
+                   help="background threads (run until the foreground is done), e.g. 2.0.r.2@0.5GB/s")
+    p.add_argument("--size", default="64MiB", help="array size per foreground thread (default 64MiB)")
+    p.add_argument("--exact", action="store_true", help="simulate every line instead of steady-state extrapolation")
+    p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("-o", "--output", metavar="FILE", help="also write the JSON result to FILE (atomically)")
+    p.set_defaults(func=cmd_run)
+
+
+def parse_size(text: str) -> int:
+    try:
+        return parse_size_bytes(text.replace(" ", ""))
+    except UnitError as exc:
+        raise SpecError(f"--size: {exc}") from None
+
+
+def cmd_run(args) -> int:
+    from ..fileio import progress, write_json
+    from ..model import simulate
+    from ..report import render_result
+    from ..topology import load_topology
+
+    topo = load_topology(args.board)
+    size = parse_size(args.size)
+    bar = progress(total=1000, desc="simulating")
+    state = {"n": 0}
+
+    def tick(fraction):
+        n = int(fraction * 1000)
+        if n > state["n"]:
+            bar.update(n - state["n"])
+            state["n"] = n
+
+    try:
+        result = simulate(topo, args.specs, args.bg, size_bytes=size, mode="exact" if args.exact else "steady",
+                          seed=args.seed, progress=tick)
+    finally:
+        bar.close()
+    data = result.to_dict()
+    if args.output:
+        write_json(args.output, data)
+    if args.json:
+        json.dump(data, sys.stdout, indent=2)
+        print()
+    else:
+        print(render_result(data))
+    return 0

@@ -1,0 +1,89 @@
+"""Coherence transaction flows (K8-style broadcast, or a probe filter).
+
+Models, for a line homed on node H and requested from node S:
+
+* **read** — request S->H; when H's MCT admits it, DRAM starts and (broadcast)
+  a probe goes from H to every other node; every probed node answers S; H
+  sends the data to S.  The read completes at S when the data and every probe
+  response are in; S then sends source-done to H.
+* **write** — the same read-for-ownership, then a posted victim write of a
+  dirty line S->H (the stride test's steady state: every fill evicts one).
+* **probe_filter** — no broadcast: in the stride test no other node holds the
+  line, so the read waits for its data only.
+
+Abstracts away: addresses and conflicts between transactions to the same line
+(the stride test never has any), and cache hits (every access misses).
+"""
+from __future__ import annotations
+
+from .packet import Packet
+
+__all__ = ["Transaction", "Coherence"]
+
+
+class Transaction:
+    """One cache-line miss of one thread."""
+
+    __slots__ = ("thread", "requester", "home", "is_write", "pending", "issued_ns")
+
+    def __init__(self, thread, requester: int, home: int, is_write: bool, pending: int, issued_ns: float):
+        self.thread = thread
+        self.requester = requester
+        self.home = home
+        self.is_write = is_write
+        self.pending = pending
+        self.issued_ns = issued_ns
+
+
+class Coherence:
+    """Runs the protocol between the nodes' SRIs and MCTs."""
+
+    def __init__(self, env, mode: str, sris, mcts):
+        self.env = env
+        self.mode = mode
+        self.sris = sris
+        self.mcts = mcts
+        n = len(sris)
+        if mode == "broadcast":
+            self.probe_targets = [tuple(t for t in range(n) if t != home) for home in range(n)]
+        else:
+            self.probe_targets = [() for _ in range(n)]
+        self.started = 0
+        self.completed = 0
+
+    def start(self, thread, requester: int, home: int, is_write: bool) -> Transaction:
+        pending = 1 + len(self.probe_targets[home])
+        txn = Transaction(thread, requester, home, is_write, pending, self.env._now)
+        self.started += 1
+        self.sris[requester].inject(Packet("read_req", txn, requester, home, ()))
+        return txn
+
+    def home_admitted(self, txn, mct) -> None:
+        """The home MCT admitted the request: DRAM is busy; probe the other nodes."""
+        home = txn.home
+        for target in self.probe_targets[home]:
+            mct.send_probe(Packet("probe", txn, home, target, ()))
+
+    def delivered(self, pkt) -> None:
+        """A response packet reached its consumer."""
+        if pkt.kind != "source_done":
+            self._response(pkt.txn)
+
+    def local_probe_response(self, txn) -> None:
+        self._response(txn)
+
+    def _response(self, txn) -> None:
+        txn.pending -= 1
+        if txn.pending:
+            return
+        self.completed += 1
+        requester, home = txn.requester, txn.home
+        sri = self.sris[requester]
+        thread = txn.thread
+        thread.filled(txn)
+        if home != requester:
+            sri.inject(Packet("source_done", txn, requester, home, ()))
+        if txn.is_write:
+            sri.inject(Packet("victim", txn, requester, home, ()), thread.victim_queued)
+        else:
+            thread.free_slot()

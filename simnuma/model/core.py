@@ -1,0 +1,104 @@
+"""A core running one stride thread.
+
+Models: a thread that walks its array at a 64-byte stride, keeping at most
+``window`` lines outstanding (the window stands for the core's miss buffers
+and its prefetcher together) and, when throttled, issuing no faster than its
+demand rate.  A read frees its window slot when it completes; a write when its
+fill has arrived and its victim has entered the SRI.  A STREAM triad issues, per
+line, a read of ``b``, a read of ``c`` and a write of ``a``.
+
+Abstracts away: instruction execution (the stride loop is memory-bound) and
+cache hits.
+"""
+from __future__ import annotations
+
+from .events import call_at
+from .stats import LatencyHistogram
+
+__all__ = ["Thread", "OP_PATTERNS"]
+
+# op -> the sequence of (is_write) transactions one array index costs
+OP_PATTERNS = {"r": (False,), "w": (True,), "t": (False, False, True)}
+
+
+class Thread:
+    """One thread of the workload, pinned to a core of node ``node``."""
+
+    __slots__ = ("env", "spec", "label", "foreground", "node", "home", "pattern", "window", "outstanding",
+                 "to_issue", "issued", "completed", "interval_ns", "next_issue_ns", "wake_pending",
+                 "stopped", "finish_ns", "latency", "coherence", "on_finish", "start_ns")
+
+    def __init__(self, env, spec, node: int, home: int, window: int, lines: int | None,
+                 foreground: bool, coherence, on_finish=None):
+        self.env = env
+        self.spec = spec
+        self.label = spec.label
+        self.foreground = foreground
+        self.node = node
+        self.home = home
+        self.pattern = OP_PATTERNS[spec.op]
+        self.window = window
+        self.outstanding = 0
+        self.to_issue = None if lines is None else lines * len(self.pattern)
+        self.issued = 0
+        self.completed = 0
+        # a rate throttles the demand in bytes per ns; each transaction moves one line
+        self.interval_ns = 64.0 / spec.rate_GBps if spec.rate_GBps else 0.0
+        self.next_issue_ns = 0.0
+        self.wake_pending = False
+        self.stopped = False
+        self.finish_ns = None
+        self.latency = LatencyHistogram()
+        self.coherence = coherence
+        self.on_finish = on_finish
+        self.start_ns = 0.0
+
+    def start(self, at_ns: float) -> None:
+        self.start_ns = at_ns
+        self.next_issue_ns = at_ns
+        self.wake_pending = True
+        call_at(self.env, at_ns, self._wake)
+
+    def _wake(self, _arg=None) -> None:
+        self.wake_pending = False
+        self._issue()
+
+    def _issue(self) -> None:
+        now = self.env._now
+        while self.outstanding < self.window and not self.stopped:
+            if self.to_issue is not None and self.issued >= self.to_issue:
+                return
+            if self.interval_ns:
+                if now < self.next_issue_ns:
+                    if not self.wake_pending:
+                        self.wake_pending = True
+                        call_at(self.env, self.next_issue_ns, self._wake)
+                    return
+                self.next_issue_ns = (self.next_issue_ns if self.next_issue_ns > now - self.interval_ns
+                                      else now) + self.interval_ns
+            is_write = self.pattern[self.issued % len(self.pattern)]
+            self.issued += 1
+            self.outstanding += 1
+            self.coherence.start(self, self.node, self.home, is_write)
+
+    def filled(self, txn) -> None:
+        """The miss has its data and every probe response."""
+        self.completed += 1
+        self.latency.add(self.env._now - txn.issued_ns)
+
+    def victim_queued(self, _pkt) -> None:
+        self.free_slot()
+
+    def free_slot(self) -> None:
+        self.outstanding -= 1
+        if self.to_issue is not None and self.issued >= self.to_issue:
+            if self.outstanding == 0 and self.finish_ns is None:
+                self.finish_ns = self.env._now
+                if self.on_finish is not None:
+                    self.on_finish(self)
+            return
+        self._issue()
+
+    def limit(self, lines_left: int) -> None:
+        """Steady mode: the thread has ``lines_left`` transactions left to issue from now."""
+        self.to_issue = self.issued + max(0, lines_left)

@@ -1,0 +1,74 @@
+"""Finite buffers as credit pools.
+
+A :class:`CreditPool` is a set of identical buffer slots.  A sender asks for a
+slot with :meth:`CreditPool.request`; the callback runs when one is granted.
+A slot that has been released carries the time from which its holder may use
+it again (``ready_ns``): for a buffer on the far side of a link that is when the
+credit-return packet arrives, which may be in the future.  Keeping those times
+instead of scheduling an event per returned credit is what makes flow control
+cheap to simulate.
+
+The pool is the simulator's one resource base; subclasses override
+:meth:`_returned_at` (when a freed slot becomes usable by the sender) and nothing
+else.  Waiting requests are served first come, first served, as the
+per-virtual-channel FIFOs of HyperTransport are.
+"""
+from __future__ import annotations
+
+from collections import deque
+from heapq import heappop, heappush
+
+from .events import call_at
+
+__all__ = ["CreditPool"]
+
+
+class CreditPool:
+    """``capacity`` buffer slots with FIFO waiting.
+
+    Models: a bounded buffer whose occupancy a sender tracks by credits.
+    Abstracts away: which slot is used (slots are interchangeable).
+    """
+
+    __slots__ = ("env", "name", "capacity", "ready", "waiters")
+
+    def __init__(self, env, capacity: int, name: str):
+        if capacity <= 0:
+            raise ValueError(f"{name}: a buffer pool needs at least one slot, got {capacity}")
+        self.env = env
+        self.name = name
+        self.capacity = capacity
+        self.ready = [0.0] * capacity  # ready times of free slots (a heap)
+        self.waiters = deque()
+
+    def request(self, fn, arg) -> None:
+        """Call ``fn(arg)`` once a slot is held (now, later, or when one is freed)."""
+        ready = self.ready
+        if ready:
+            t = heappop(ready)
+            if t <= self.env._now:
+                fn(arg)
+            else:
+                call_at(self.env, t, fn, arg)
+        else:
+            self.waiters.append((fn, arg))
+
+    def release(self, when_ns: float) -> None:
+        """The slot's holder frees it at ``when_ns`` (>= now)."""
+        t = self._returned_at(when_ns)
+        if self.waiters:
+            fn, arg = self.waiters.popleft()
+            if t <= self.env._now:
+                fn(arg)
+            else:
+                call_at(self.env, t, fn, arg)
+        else:
+            heappush(self.ready, t)
+
+    def _returned_at(self, when_ns: float) -> float:
+        """When a slot freed at ``when_ns`` can be used again (hook)."""
+        return when_ns
+
+    def occupancy(self, now: float) -> int:
+        """Slots held or not yet returned at ``now``."""
+        return self.capacity - sum(1 for t in self.ready if t <= now)

@@ -1,0 +1,116 @@
+"""One direction of a HyperTransport link, with credit flow control.
+
+Models: serialisation of each packet at the direction's bandwidth (FIFO in the
+order packets are granted credits), a fixed flight latency, and the receiver's
+per-virtual-channel command and data buffers.  A packet leaves only once it
+holds a credit for a free buffer of its channel at the receiver; the buffer it
+held at the sender is freed when its tail has left.  Credits come back in
+4-byte NOP packets on the opposite direction: the NOP is inserted at once
+(HyperTransport lets info packets interleave with data), costs that direction
+its serialisation time and arrives one flight latency later.
+
+Abstracts away: CRC windows, link training and power states, and
+arbitration between channels other than first-granted-first-sent.
+"""
+from __future__ import annotations
+
+from .credit import CreditPool
+from .events import call_at
+from .packet import NOP_BYTES, POSTED, RESPONSE, VC_NAMES
+
+__all__ = ["LinkDirection", "LinkBuffers"]
+
+
+class LinkBuffers(CreditPool):
+    """Receive buffers of one channel at the far end of a link direction.
+
+    A freed buffer is usable by the sender once the NOP returning its credit
+    has crossed back.
+    """
+
+    __slots__ = ("link",)
+
+    def __init__(self, env, capacity, name, link):
+        super().__init__(env, capacity, name)
+        self.link = link
+
+    def _returned_at(self, when_ns: float) -> float:
+        return self.link.reverse.send_nop(when_ns)
+
+
+class LinkDirection:
+    """Packets from node ``src`` to node ``dst`` over one link."""
+
+    __slots__ = ("env", "src", "dst", "src_id", "dst_id", "ns_per_byte", "latency_ns", "busy_until",
+                 "cmd_pools", "data_pools", "reverse", "receiver", "arrival_delay_ns",
+                 "cmd_bytes", "data_bytes", "busy_ns", "data_busy_ns", "packets", "nops")
+
+    def __init__(self, env, src: int, dst: int, src_id: int, dst_id: int, bandwidth_GBps: float,
+                 latency_ns: float, buffers: dict, data_buffers: dict):
+        self.env = env
+        self.src, self.dst = src, dst
+        self.src_id, self.dst_id = src_id, dst_id
+        self.ns_per_byte = 1.0 / bandwidth_GBps
+        self.latency_ns = latency_ns
+        self.busy_until = 0.0
+        tag = f"link {src_id}->{dst_id}"
+        self.cmd_pools = [LinkBuffers(env, buffers[vc], f"{tag} {vc} cmd", self) for vc in VC_NAMES]
+        self.data_pools = [None] * 4
+        for vc in (POSTED, RESPONSE):
+            name = VC_NAMES[vc]
+            self.data_pools[vc] = LinkBuffers(env, data_buffers[name], f"{tag} {name} data", self)
+        self.reverse = None       # the opposite direction, wired by the system
+        self.receiver = None      # the XBar at dst, wired by the system
+        self.arrival_delay_ns = latency_ns
+        self.cmd_bytes = 0
+        self.data_bytes = 0
+        self.busy_ns = 0.0
+        self.data_busy_ns = 0.0
+        self.packets = 0
+        self.nops = 0
+
+    @property
+    def name(self) -> str:
+        return f"{self.src_id}->{self.dst_id}"
+
+    def pools(self):
+        return [p for p in self.cmd_pools + self.data_pools if p is not None]
+
+    def send(self, pkt) -> None:
+        """Queue ``pkt`` (held in a buffer at ``src``) for this direction."""
+        self.cmd_pools[pkt.vc].request(self._got_command_credit, pkt)
+
+    def _got_command_credit(self, pkt) -> None:
+        if pkt.data_bytes:
+            self.data_pools[pkt.vc].request(self._transmit, pkt)
+        else:
+            self._transmit(pkt)
+
+    def _transmit(self, pkt) -> None:
+        now = self.env._now
+        start = self.busy_until if self.busy_until > now else now
+        data_ns = pkt.data_bytes * self.ns_per_byte
+        end = start + pkt.cmd_bytes * self.ns_per_byte + data_ns
+        self.busy_until = end
+        self.busy_ns += end - start
+        self.data_busy_ns += data_ns
+        self.cmd_bytes += pkt.cmd_bytes
+        self.data_bytes += pkt.data_bytes
+        self.packets += 1
+        pkt.held.release(end)
+        if pkt.held_data is not None:
+            pkt.held_data.release(end)
+        pkt.held = self.cmd_pools[pkt.vc]
+        pkt.held_data = self.data_pools[pkt.vc] if pkt.data_bytes else None
+        call_at(self.env, end + self.arrival_delay_ns + pkt.lag_ns, self.receiver.arrive, pkt)
+        pkt.lag_ns = 0.0
+
+    def send_nop(self, when_ns: float) -> float:
+        """Send a credit-return NOP at ``when_ns``; return when it has arrived."""
+        nop_ns = NOP_BYTES * self.ns_per_byte
+        if self.busy_until > when_ns:
+            self.busy_until += nop_ns  # inserted ahead of what is queued
+        self.busy_ns += nop_ns
+        self.cmd_bytes += NOP_BYTES
+        self.nops += 1
+        return when_ns + nop_ns + self.latency_ns

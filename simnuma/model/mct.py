@@ -1,0 +1,91 @@
+"""The memory controller (MCT) and DRAM of a node.
+
+Models: the MCT's DRAM queue (``memory.queue`` entries: a request or victim
+write waits in its crossbar buffer until an entry is free), the DRAM as a
+first-come-first-served server with a sustained bandwidth of peak x efficiency
+per 64-byte line plus a fixed access latency that does not occupy it, and the
+MCT's crossbar command buffers (K8: response 5, probe 2) through which read
+data and coherence probes leave.  A read holds its queue entry until its data
+has a crossbar buffer; a victim write until DRAM has absorbed it.
+
+Abstracts away: banks, pages and refresh (the efficiency factor stands for
+them), and read/write turnaround.
+"""
+from __future__ import annotations
+
+from .credit import CreditPool
+from .events import call_at
+from .packet import LINE_BYTES, PROBE, RESPONSE, Packet
+from .xbar import enter_fabric
+
+__all__ = ["MCT"]
+
+
+class MCT:
+    """Memory controller and DRAM of node ``index``."""
+
+    __slots__ = ("env", "index", "node_id", "queue", "pools", "service_ns", "access_ns", "dram_free_at",
+                 "xbar_delay_ns", "xbar", "coherence", "routes", "lines", "busy_ns")
+
+    def __init__(self, env, index: int, node_id: int, params):
+        self.env = env
+        self.index = index
+        self.node_id = node_id
+        self.queue = CreditPool(env, params.memory_queue, f"N{node_id} mct dram queue")
+        self.pools = [None] * 4
+        self.pools[RESPONSE] = CreditPool(env, params.mct_buffers["response"], f"N{node_id} mct->xbar response")
+        self.pools[PROBE] = CreditPool(env, params.mct_buffers["probe"], f"N{node_id} mct->xbar probe")
+        self.service_ns = LINE_BYTES / (params.memory_bandwidth_GBps * params.memory_efficiency)
+        self.access_ns = params.memory_latency_ns
+        self.dram_free_at = 0.0
+        self.xbar_delay_ns = params.xbar_latency_ns
+        self.xbar = None
+        self.coherence = None
+        self.routes = None
+        self.lines = 0
+        self.busy_ns = 0.0
+
+    def pool_list(self):
+        return [self.queue, self.pools[RESPONSE], self.pools[PROBE]]
+
+    def accept(self, pkt) -> None:
+        """A read request or victim write for this node's memory is in the crossbar."""
+        self.queue.request(self._admitted, pkt)
+
+    def _admitted(self, pkt) -> None:
+        now = self.env._now
+        pkt.held.release(now)
+        if pkt.held_data is not None:
+            pkt.held_data.release(now)
+        start = self.dram_free_at if self.dram_free_at > now else now
+        self.dram_free_at = start + self.service_ns
+        self.busy_ns += self.service_ns
+        self.lines += 1
+        done = self.dram_free_at + self.access_ns
+        if pkt.kind == "victim":
+            self.queue.release(done)
+            return
+        txn = pkt.txn
+        call_at(self.env, done, self._read_done, txn)
+        self.coherence.home_admitted(txn, self)
+
+    def _read_done(self, txn) -> None:
+        resp = Packet("read_resp", txn, self.index, txn.requester, self.routes[txn.requester])
+        self.pools[RESPONSE].request(self._send_data, resp)
+
+    def _send_data(self, pkt) -> None:
+        now = self.env._now
+        self.queue.release(now)
+        self._enter_xbar(pkt, RESPONSE)
+
+    def send_probe(self, pkt) -> None:
+        pkt.path = self.routes[pkt.dst]
+        self.pools[PROBE].request(self._send_probe, pkt)
+
+    def _send_probe(self, pkt) -> None:
+        self._enter_xbar(pkt, PROBE)
+
+    def _enter_xbar(self, pkt, vc) -> None:
+        pkt.held = self.pools[vc]
+        pkt.held_data = None
+        enter_fabric(self.env, pkt, self.xbar_delay_ns, self.xbar)

@@ -1,0 +1,50 @@
+"""HyperTransport packets as the model sees them.
+
+Sizes follow HyperTransport: requests and probes 8 bytes, probe responses and
+source-done 4 bytes, a read response 4 bytes plus a 64-byte line, a victim
+write 8 bytes plus the line, and a NOP credit-return info packet 4 bytes.
+Abstracted away: CRC windows, addresses, unit ids, and the control/data
+interleaving inside a link (a packet is serialised as one block).
+"""
+from __future__ import annotations
+
+__all__ = ["Packet", "VC_NAMES", "REQUEST", "POSTED", "RESPONSE", "PROBE", "KINDS", "LINE_BYTES", "NOP_BYTES"]
+
+LINE_BYTES = 64
+NOP_BYTES = 4
+
+# virtual channels
+REQUEST, POSTED, RESPONSE, PROBE = 0, 1, 2, 3
+VC_NAMES = ("request", "posted", "response", "probe")
+
+# kind -> (virtual channel, command bytes, data bytes)
+KINDS = {
+    "read_req": (REQUEST, 8, 0),
+    "probe": (PROBE, 8, 0),
+    "probe_resp": (RESPONSE, 4, 0),
+    "read_resp": (RESPONSE, 4, LINE_BYTES),
+    "victim": (POSTED, 8, LINE_BYTES),
+    "source_done": (RESPONSE, 4, 0),
+}
+
+
+class Packet:
+    """One packet in flight: what it is, where it goes, which buffer it holds."""
+
+    __slots__ = ("kind", "vc", "cmd_bytes", "data_bytes", "txn", "src", "dst", "path", "hop",
+                 "held", "held_data", "lag_ns")
+
+    def __init__(self, kind: str, txn, src: int, dst: int, path: tuple):
+        vc, cmd, data = KINDS[kind]
+        self.kind = kind
+        self.vc = vc
+        self.cmd_bytes = cmd
+        self.data_bytes = data
+        self.txn = txn
+        self.src = src          # node index where it entered the fabric
+        self.dst = dst          # node index where it is consumed
+        self.path = path        # LinkDirection objects from src to dst
+        self.hop = 0            # index into path of the next link to take
+        self.held = None        # the command buffer pool it occupies now
+        self.held_data = None   # the data buffer pool it occupies now (data packets)
+        self.lag_ns = 0.0       # latency still to pay on the first hop (SRI/XBar crossing at the source)

@@ -1,0 +1,158 @@
+"""What a run returns: per thread, per link direction, per memory, per buffer.
+
+Every number traces back to its inputs: a Result carries the board's resolved
+parameters, the mode, the seed and the simnuma version.
+"""
+from __future__ import annotations
+
+import math
+
+from .. import __version__
+
+__all__ = ["Result", "build_result"]
+
+
+class Result:
+    """The outcome of one simulation; ``to_dict()`` is the JSON of ``simnuma run --json``."""
+
+    def __init__(self, data: dict):
+        self._data = data
+
+    def to_dict(self) -> dict:
+        import copy
+        return copy.deepcopy(self._data)
+
+    def __getattr__(self, key):
+        try:
+            return self._data[key]
+        except KeyError:
+            raise AttributeError(key) from None
+
+    def thread(self, spec: str) -> dict:
+        for t in self._data["threads"]:
+            if t["spec"] == spec:
+                return t
+        raise KeyError(spec)
+
+    def link(self, src: int, dst: int) -> dict:
+        for entry in self._data["links"]:
+            if entry["src"] == src and entry["dst"] == dst:
+                return entry
+        raise KeyError((src, dst))
+
+
+def _unpack(system, snap):
+    """Split a counter snapshot into named parts."""
+    i = 1
+    links = []
+    for _ in system.link_list:
+        links.append(snap[i:i + 4])
+        i += 4
+    mcts = []
+    for _ in system.mcts:
+        mcts.append(snap[i:i + 2])
+        i += 2
+    threads = []
+    for _ in system.foreground + system.background:
+        threads.append(snap[i])
+        i += 1
+    samples = snap[i]
+    i += 1
+    n = len(system.pools)
+    occ = snap[i:i + n]
+    full = snap[i + n:i + 2 * n]
+    return links, mcts, threads, samples, occ, full
+
+
+def build_result(system, mode: str, seed: int, size_bytes: int, baseline_ns, wall_s: float) -> Result:
+    real = system.snapshot()
+    extra = system.extrapolated.values if system.extrapolated is not None else [0.0] * len(real)
+    total = [a + b for a, b in zip(real, extra)]
+    links, mcts, done, samples, occ, full = _unpack(system, total)
+    fg_times = [system.finish_total_ns[t] for t in system.foreground]
+    makespan = max(fg_times)
+    elapsed = makespan
+    pct = (lambda ns: 100.0 * ns / baseline_ns) if baseline_ns else (lambda ns: None)
+
+    threads = []
+    all_threads = system.foreground + system.background
+    for k, t in enumerate(all_threads):
+        if t.foreground:
+            time_ns = system.finish_total_ns[t]
+            nbytes = (t.to_issue_total if hasattr(t, "to_issue_total") else None)
+            nbytes = system_lines(system) * len(t.pattern) * 64
+        else:
+            time_ns = elapsed
+            nbytes = done[k] * 64
+        threads.append({
+            "spec": t.label,
+            "role": "foreground" if t.foreground else "background",
+            "time_ns": time_ns,
+            "percent_of_local_read": pct(time_ns) if t.foreground else None,
+            "bandwidth_GBps": nbytes / time_ns if time_ns > 0 else 0.0,
+            "bytes": nbytes,
+            "latency_ns": t.latency.summary(),
+            "transactions_simulated": t.latency.n,
+        })
+
+    link_rows = []
+    for d, (cmd, data, busy, data_busy) in zip(system.link_list, links):
+        link_rows.append({
+            "src": d.src_id, "dst": d.dst_id,
+            "bytes": cmd + data, "data_bytes": data, "control_bytes": cmd,
+            "bandwidth_GBps": (cmd + data) / elapsed,
+            "capacity_GBps": 1.0 / d.ns_per_byte,
+            "utilization": min(1.0, busy / elapsed),
+            "data_utilization": min(1.0, data_busy / elapsed),
+            "control_utilization": min(1.0, max(0.0, busy - data_busy) / elapsed),
+        })
+    memory = []
+    for m, (lines, busy) in zip(system.mcts, mcts):
+        memory.append({
+            "node": m.node_id,
+            "bandwidth_GBps": lines * 64 / elapsed,
+            "sustained_GBps": 64 / m.service_ns,
+            "utilization": min(1.0, busy / elapsed),
+        })
+    queues = []
+    for pool, o, f in zip(system.pools, occ, full):
+        queues.append({
+            "name": pool.name,
+            "capacity": pool.capacity,
+            "mean_occupancy": o / samples if samples else 0.0,
+            "full_fraction": f / samples if samples else 0.0,
+        })
+    queues.sort(key=lambda q: (-q["full_fraction"], -q["mean_occupancy"] / q["capacity"], q["name"]))
+    candidates = [(f"link {r['src']}->{r['dst']}", r["utilization"]) for r in link_rows]
+    candidates += [(f"memory N{r['node']}", r["utilization"]) for r in memory]
+    name, util = max(candidates, key=lambda c: c[1]) if candidates else ("none", 0.0)
+    simulated_ns = real[0]
+    data = {
+        "version": __version__,
+        "topology": system.topology.name,
+        "mode": mode,
+        "seed": seed,
+        "size_bytes": size_bytes,
+        "threads": threads,
+        "makespan_ns": makespan,
+        "makespan_percent": pct(makespan),
+        "baseline_ns": baseline_ns,
+        "links": link_rows,
+        "memory": memory,
+        "queues": queues,
+        "bottleneck": {"resource": name, "utilization": util},
+        "simulated_ns": simulated_ns,
+        "extrapolated_ns": system.offset_ns,
+        "transactions_simulated": system.coherence.completed,
+        "wall_seconds": wall_s,
+        "parameters": system.topology.to_dict(),
+    }
+    return Result(data)
+
+
+def system_lines(system) -> int:
+    return max(1, system.size_bytes // 64)
+
+
+def fmt_pct(value) -> str:
+    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.1f}%"

@@ -1,0 +1,78 @@
+"""The System Request Interface (SRI) of a node.
+
+Models: the queue between the node's cores and its crossbar — requests, victim
+writes, probe responses and source-done messages wait here for one of the
+SRI's crossbar command buffers of their virtual channel (K8: request 2,
+posted 3, response 3) and pay the SRI latency; and the probe path into the
+node's caches — an incoming probe waits for a slot of the XBar-to-SRI probe
+queue, is looked up for ``probe_lookup_ns`` and answered to the requester.
+
+Abstracts away: the cache hierarchy itself (in the stride test no probe ever
+hits, so every probe answers "miss" after the lookup) and arbitration between
+the two cores (first come, first served).
+"""
+from __future__ import annotations
+
+from .credit import CreditPool
+from .events import call_at
+from .xbar import enter_fabric
+from .packet import VC_NAMES, Packet
+
+__all__ = ["SRI"]
+
+
+class SRI:
+    """Request queue and probe handling of node ``index``."""
+
+    __slots__ = ("env", "index", "node_id", "latency_ns", "inject_delay_ns", "pools", "probe_queue",
+                 "lookup_ns", "xbar", "coherence", "routes", "probes_seen")
+
+    def __init__(self, env, index: int, node_id: int, params):
+        self.env = env
+        self.index = index
+        self.node_id = node_id
+        self.latency_ns = params.sri_latency_ns
+        self.inject_delay_ns = params.sri_latency_ns + params.xbar_latency_ns
+        tag = f"N{node_id} sri->xbar"
+        self.pools = [CreditPool(env, params.sri_buffers[vc], f"{tag} {vc}") if vc in params.sri_buffers else None
+                      for vc in VC_NAMES]
+        self.probe_queue = CreditPool(env, params.sri_probe_queue, f"N{node_id} xbar->sri probe")
+        self.lookup_ns = params.probe_lookup_ns
+        self.xbar = None
+        self.coherence = None
+        self.routes = None        # routes[dst] -> tuple of LinkDirection
+        self.probes_seen = 0
+
+    def pool_list(self):
+        return [p for p in self.pools if p is not None] + [self.probe_queue]
+
+    def inject(self, pkt, then=None) -> None:
+        """Send ``pkt`` from this node; ``then()`` runs once it holds a crossbar buffer."""
+        pkt.path = self.routes[pkt.dst]
+        self.pools[pkt.vc].request(self._injected, (pkt, then))
+
+    def _injected(self, item) -> None:
+        pkt, then = item
+        pkt.held = self.pools[pkt.vc]
+        pkt.held_data = None
+        enter_fabric(self.env, pkt, self.inject_delay_ns, self.xbar)
+        if then is not None:
+            then(pkt)
+
+    def probe_in(self, pkt) -> None:
+        """A probe for this node's caches arrived in the crossbar."""
+        self.probe_queue.request(self._lookup, pkt)
+
+    def _lookup(self, pkt) -> None:
+        now = self.env._now
+        pkt.held.release(now)
+        self.probes_seen += 1
+        call_at(self.env, now + self.lookup_ns, self._answer, pkt)
+
+    def _answer(self, probe) -> None:
+        self.probe_queue.release(self.env._now)
+        txn = probe.txn
+        if txn.requester == self.index:
+            self.coherence.local_probe_response(txn)
+        else:
+            self.inject(Packet("probe_resp", txn, self.index, txn.requester, ()))

@@ -1,0 +1,304 @@
+"""Wiring a board's components and running a workload on them.
+
+:class:`System` builds every component from a :class:`~simnuma.topology.Topology`
+before the run — an SRI, crossbar and MCT per node, two link directions per
+link, the routes as tuples of link directions — and attaches the observers.
+:func:`simulate` runs it in one of two modes:
+
+* ``exact`` simulates every line of every foreground array;
+* ``steady`` (default) simulates, per phase (the set of foreground threads
+  still running), a warm-up and then batches until the 95% confidence
+  half-width of every running thread's throughput is within 1% of its mean,
+  and extrapolates the phase to the moment the next thread finishes.
+"""
+from __future__ import annotations
+
+import math
+import random
+import time as _time
+
+import simpy
+
+from ..errors import SpecError
+from ..topology import Topology, load_topology
+from ..workload import MODEL_OPS, ThreadSpec, Workload
+from .coherence import Coherence
+from .core import Thread
+from .link import LinkDirection
+from .mct import MCT
+from .result import Result, build_result
+from .sri import SRI
+from .stats import BufferSampler, counter_snapshot
+from .xbar import XBar
+
+__all__ = ["System", "simulate", "DEFAULT_SIZE_BYTES", "MODES"]
+
+DEFAULT_SIZE_BYTES = 64 * 2**20
+MODES = ("steady", "exact")
+LINE_BYTES = 64
+SAMPLE_INTERVAL_NS = 400.0
+
+
+class System:
+    """All components of one board, wired, with a workload's threads placed on it."""
+
+    def __init__(self, topology: Topology, workload: Workload, size_bytes: int, seed: int):
+        self.topology = topology
+        self.workload = workload
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self.env = env = simpy.Environment()
+        self.ids = topology.node_ids
+        index = {nid: i for i, nid in enumerate(self.ids)}
+        self.index = index
+        self.sris = [SRI(env, i, nid, topology.node(nid)) for i, nid in enumerate(self.ids)]
+        self.mcts = [MCT(env, i, nid, topology.node(nid)) for i, nid in enumerate(self.ids)]
+        self.xbars = [XBar(i, topology.node(nid).xbar_latency_ns) for i, nid in enumerate(self.ids)]
+        self.links = {}
+        for lp in topology.links:
+            a, b = index[lp.a], index[lp.b]
+            ab = LinkDirection(env, a, b, lp.a, lp.b, lp.bandwidth_ab_GBps, lp.latency_ns,
+                               lp.buffers, lp.data_buffers)
+            ba = LinkDirection(env, b, a, lp.b, lp.a, lp.bandwidth_ba_GBps, lp.latency_ns,
+                               lp.buffers, lp.data_buffers)
+            ab.reverse, ba.reverse = ba, ab
+            for d in (ab, ba):
+                d.receiver = self.xbars[d.dst]
+                d.arrival_delay_ns = d.latency_ns + self.xbars[d.dst].latency_ns
+                self.links[(d.src, d.dst)] = d
+        self.link_list = [self.links[k] for k in sorted(self.links)]
+        n = len(self.ids)
+        routes = [[() for _ in range(n)] for _ in range(n)]
+        for s in range(n):
+            for d in range(n):
+                if s != d:
+                    hops = topology.route(self.ids[s], self.ids[d])
+                    routes[s][d] = tuple(self.links[(index[x], index[y])] for x, y in zip(hops, hops[1:]))
+        self.coherence = Coherence(env, topology.coherence, self.sris, self.mcts)
+        for i in range(n):
+            self.sris[i].xbar = self.mcts[i].xbar = self.xbars[i]
+            self.sris[i].routes = self.mcts[i].routes = routes[i]
+            self.sris[i].coherence = self.mcts[i].coherence = self.coherence
+            self.xbars[i].sri, self.xbars[i].mct = self.sris[i], self.mcts[i]
+            self.xbars[i].coherence = self.coherence
+        lines = max(1, size_bytes // LINE_BYTES)
+        self.size_bytes = size_bytes
+        self.foreground = [self._thread(s, lines, True) for s in workload.threads]
+        self.background = [self._thread(s, None, False) for s in workload.background]
+        self.offset_ns = 0.0          # time extrapolated (steady mode), added to simulated time
+        self.finish_total_ns = {}
+        self.all_done = env.event()
+        pools = []
+        for i in range(n):
+            pools += self.sris[i].pool_list() + self.mcts[i].pool_list()
+        for d in self.link_list:
+            pools += d.pools()
+        self.pools = pools
+        self.sampler = BufferSampler(env, pools, SAMPLE_INTERVAL_NS, random.Random(seed + 1))
+
+    def _thread(self, spec: ThreadSpec, lines, foreground: bool) -> Thread:
+        node = self.topology.node(spec.node)
+        window = node.window[spec.op]
+        return Thread(self.env, spec, self.index[spec.node], self.index[spec.mem_node], window, lines,
+                      foreground, self.coherence, self._finished if foreground else None)
+
+    def _finished(self, thread: Thread) -> None:
+        self.finish_total_ns[thread] = self.env.now + self.offset_ns
+        if all(t.finish_ns is not None for t in self.foreground):
+            for t in self.background:
+                t.stopped = True
+            if not self.all_done.triggered:
+                self.all_done.succeed()
+
+    def start(self) -> None:
+        for t in self.foreground + self.background:
+            t.start(self.rng.uniform(0.0, 4.0))
+
+    def active(self) -> tuple:
+        return tuple(t for t in self.foreground if t.finish_ns is None)
+
+    def snapshot(self) -> list:
+        return counter_snapshot(self)
+
+
+# ------------------------------------------------------------------ running
+
+class _Progress:
+    """Reports the fraction of foreground work done, if a callback wants it."""
+
+    def __init__(self, system: System, callback):
+        self.system = system
+        self.callback = callback
+        self.total = sum(t.to_issue or 0 for t in system.foreground) or 1
+
+    def update(self) -> None:
+        if self.callback is not None:
+            done = sum(t.completed for t in self.system.foreground)
+            self.callback(min(1.0, done / self.total))
+
+
+def run_exact(system: System, progress=None, chunk_ns: float = 200_000.0) -> None:
+    system.start()
+    env = system.env
+    p = _Progress(system, progress)
+    while not system.all_done.triggered:
+        env.run(until=simpy.events.AnyOf(env, [system.all_done, env.timeout(chunk_ns)]))
+        p.update()
+
+
+# Steady-mode knobs: they decide statistical accuracy, not results.
+STEADY_HALF_WIDTH = 0.01       # 95% CI half-width relative to the mean throughput
+STEADY_MIN_BATCHES = 10
+STEADY_MAX_BATCHES = 400
+STEADY_BATCH_TXNS = 150        # transactions of the slowest running thread per batch
+STEADY_WARMUP_TXNS = 200       # transactions of every running thread before measuring
+
+# two-sided 97.5% quantiles of Student's t for n-1 degrees of freedom
+_T975 = {9: 2.262, 10: 2.228, 11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110,
+         18: 2.101, 19: 2.093, 20: 2.086, 25: 2.060, 30: 2.042, 40: 2.021, 60: 2.000, 120: 1.980}
+
+
+def _t975(dof: int) -> float:
+    for k in sorted(_T975):
+        if dof <= k:
+            return _T975[k]
+    return 1.96
+
+
+def _half_width(values) -> float:
+    n = len(values)
+    mean = sum(values) / n
+    var = sum((v - mean) ** 2 for v in values) / (n - 1)
+    return _t975(n - 1) * math.sqrt(var / n)
+
+
+class _Extrapolated:
+    """Counters accumulated for time that was extrapolated rather than simulated."""
+
+    def __init__(self, width: int):
+        self.values = [0.0] * width
+
+    def add(self, start: list, end: list, scale: float) -> None:
+        for i in range(len(self.values)):
+            self.values[i] += (end[i] - start[i]) * scale
+
+
+def run_steady(system: System, progress=None) -> None:
+    """Simulate each phase to a converged throughput, then extrapolate it."""
+    system.start()
+    env = system.env
+    p = _Progress(system, progress)
+    extra = _Extrapolated(len(system.snapshot()))
+    system.extrapolated = extra
+    while not system.all_done.triggered:
+        _run_phase(system, system.active(), extra)
+        p.update()
+
+
+def _advance(system: System, until_ns: float) -> None:
+    env = system.env
+    if system.all_done.triggered:
+        return
+    env.run(until=simpy.events.AnyOf(env, [system.all_done, env.timeout(max(0.0, until_ns - env.now))]))
+
+
+def _run_phase(system: System, active: tuple, extra: _Extrapolated) -> bool:
+    """One phase: warm up, measure in batches, extrapolate.  False if the phase ended early."""
+    env = system.env
+    # warm-up: every running thread completes a number of transactions
+    base = {t: t.completed for t in active}
+    warm_from_ns = env.now
+    step = 2_000.0
+    while not system.all_done.triggered:
+        if system.active() != active:
+            return False
+        if all(t.completed - base[t] >= STEADY_WARMUP_TXNS for t in active):
+            break
+        _advance(system, env.now + step)
+        step = min(step * 1.5, 50_000.0)
+    if system.all_done.triggered:
+        return False
+    t0 = env.now
+    rate = min((t.completed - base[t]) for t in active) / max(t0 - warm_from_ns, 1.0)
+    batch_ns = STEADY_BATCH_TXNS / max(rate, 1e-9)
+    start_snap = system.snapshot()
+    start_done = {t: t.completed for t in active}
+    batch_rates = {t: [] for t in active}
+    last = dict(start_done)
+    for _ in range(STEADY_MAX_BATCHES):
+        _advance(system, env.now + batch_ns)
+        if system.all_done.triggered or system.active() != active:
+            return False
+        for t in active:
+            batch_rates[t].append((t.completed - last[t]) / batch_ns)
+            last[t] = t.completed
+        n = len(batch_rates[active[0]])
+        if n >= STEADY_MIN_BATCHES and all(
+                _half_width(r) <= STEADY_HALF_WIDTH * (sum(r) / n) for r in batch_rates.values()):
+            break
+    window_ns = env.now - t0
+    rates = {t: (t.completed - start_done[t]) / window_ns for t in active}
+    left = {t: t.to_issue - t.completed for t in active}
+    times = {t: left[t] / rates[t] for t in active if rates[t] > 0}
+    if not times:
+        return False
+    jump_ns = min(times.values())
+    if jump_ns <= 4 * batch_ns:
+        return True  # close to the end: simulate it
+    end_snap = system.snapshot()
+    extra.add(start_snap, end_snap, jump_ns / window_ns)
+    system.offset_ns += jump_ns
+    for t in active:
+        remaining = left[t] - rates[t] * jump_ns
+        not_issued = int(round(remaining)) - t.outstanding
+        t.limit(not_issued if times.get(t, math.inf) > jump_ns else 0)
+    return True
+
+
+# ------------------------------------------------------------------ public API
+
+_BASELINE_CACHE: dict = {}
+
+
+def _baseline_spec(topology: Topology) -> ThreadSpec:
+    first = topology.node_ids[0]
+    return ThreadSpec(first, 0, "r", first)
+
+
+def simulate(topology, threads, background=(), size_bytes: int = DEFAULT_SIZE_BYTES, mode: str = "steady",
+             seed: int = 1, progress=None, baseline: bool = True) -> Result:
+    """Run ``threads`` (and ``background`` threads) on ``topology``; return a Result.
+
+    ``threads`` and ``background`` are specs in the ``N.C.op.M[@RATE]`` notation
+    (strings or :class:`~simnuma.workload.ThreadSpec`).  ``progress``, if given,
+    is called with the fraction of foreground work done.
+    """
+    topology = load_topology(topology)
+    if mode not in MODES:
+        raise SpecError(f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
+    if size_bytes < LINE_BYTES:
+        raise SpecError(f"array size must be at least {LINE_BYTES} B, got {size_bytes}")
+    workload = Workload.build(threads, background, ops=MODEL_OPS)
+    workload.check(topology)
+    wall0 = _time.perf_counter()
+    system = System(topology, workload, size_bytes, seed)
+    system.extrapolated = None
+    if mode == "exact":
+        run_exact(system, progress)
+    else:
+        run_steady(system, progress)
+    wall_s = _time.perf_counter() - wall0
+    baseline_ns = None
+    if baseline:
+        baseline_ns = baseline_time_ns(topology, size_bytes, mode, seed)
+    return build_result(system, mode, seed, size_bytes, baseline_ns, wall_s)
+
+
+def baseline_time_ns(topology: Topology, size_bytes: int, mode: str, seed: int) -> float:
+    """Time of one idle thread reading local memory (``0.0.r.0``) on the same board."""
+    key = (topology.to_yaml(), size_bytes, mode, seed)
+    if key not in _BASELINE_CACHE:
+        res = simulate(topology, [_baseline_spec(topology)], size_bytes=size_bytes, mode=mode, seed=seed,
+                       baseline=False)
+        _BASELINE_CACHE[key] = res.makespan_ns
+    return _BASELINE_CACHE[key]

@@ -1,0 +1,65 @@
+"""The crossbar (XBar) of a node.
+
+Models: the crossing latency and the routing of every packet that enters the
+node's crossbar — from the SRI, from the MCT, or from a link — either onward
+to the next link of its route or to the local consumer: the MCT for requests
+and victim writes, the SRI for probes, probe responses and read data.  A packet
+keeps the input buffer it arrived in (link receive buffer, or the SRI's or
+MCT's crossbar allocation) until the next stage accepts it, so full buffers
+back up hop by hop.
+
+Abstracts away: internal crossbar contention (the switch is non-blocking) and
+the separate command/data staging inside the crossbar.
+"""
+from __future__ import annotations
+
+from .events import call_at
+
+__all__ = ["XBar", "enter_fabric"]
+
+
+def enter_fabric(env, pkt, delay_ns: float, xbar) -> None:
+    """A packet from the SRI or MCT enters its node's crossbar.
+
+    Bound for another node, it queues for its first link at once and pays the
+    SRI/crossbar latency in flight (``lag_ns``), which saves an event per
+    packet; bound for this node, it reaches the local consumer after the
+    latency.
+    """
+    if pkt.path:
+        pkt.lag_ns = delay_ns
+        pkt.hop = 1
+        pkt.path[0].send(pkt)
+    else:
+        call_at(env, env._now + delay_ns, xbar.arrive, pkt)
+
+
+class XBar:
+    """Routes packets at node ``index``."""
+
+    __slots__ = ("index", "latency_ns", "sri", "mct", "coherence")
+
+    def __init__(self, index: int, latency_ns: float):
+        self.index = index
+        self.latency_ns = latency_ns
+        self.sri = None
+        self.mct = None
+        self.coherence = None
+
+    def arrive(self, pkt) -> None:
+        """``pkt`` has crossed into this node's crossbar (latency already paid)."""
+        if pkt.dst != self.index:
+            link = pkt.path[pkt.hop]
+            pkt.hop += 1
+            link.send(pkt)
+            return
+        kind = pkt.kind
+        if kind == "read_req" or kind == "victim":
+            self.mct.accept(pkt)
+        elif kind == "probe":
+            self.sri.probe_in(pkt)
+        else:  # read_resp, probe_resp, source_done
+            pkt.held.release(self.sri.env._now)
+            if pkt.held_data is not None:
+                pkt.held_data.release(self.sri.env._now)
+            self.coherence.delivered(pkt)

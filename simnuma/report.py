@@ -1,0 +1,64 @@
+"""Text rendering of results for the terminal."""
+from __future__ import annotations
+
+import math
+
+__all__ = ["render_result", "fmt_ns", "fmt_pct"]
+
+
+def fmt_ns(ns) -> str:
+    if ns is None or (isinstance(ns, float) and math.isnan(ns)):
+        return "-"
+    if ns >= 1e6:
+        return f"{ns / 1e6:.3f} ms"
+    if ns >= 1e3:
+        return f"{ns / 1e3:.2f} us"
+    return f"{ns:.1f} ns"
+
+
+def fmt_pct(value) -> str:
+    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.1f}%"
+
+
+def _table(headers, rows) -> list:
+    widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows else len(str(h))
+              for i, h in enumerate(headers)]
+    line = "  ".join(f"{h:<{w}}" for h, w in zip(headers, widths))
+    out = [line, "  ".join("-" * w for w in widths)]
+    for r in rows:
+        out.append("  ".join(f"{str(c):<{w}}" for c, w in zip(r, widths)))
+    return out
+
+
+def render_result(data: dict, queues: int = 6) -> str:
+    """The human-readable report of one ``simnuma run``."""
+    out = [f"simnuma {data['version']}  board {data['topology']}  mode {data['mode']}  seed {data['seed']}  "
+           f"array {data['size_bytes'] / 2**20:g} MiB per thread", ""]
+    rows = []
+    for t in data["threads"]:
+        lat = t["latency_ns"]
+        rows.append([t["spec"], t["role"][:2], fmt_ns(t["time_ns"]), fmt_pct(t["percent_of_local_read"]),
+                     f"{t['bandwidth_GBps']:.3f}", f"{lat['mean']:.1f}", f"{lat['p50']:.1f}", f"{lat['p99']:.1f}"])
+    out += _table(["thread", "", "time", "% of 0.0.r.0", "GB/s", "lat mean ns", "p50", "p99"], rows)
+    out.append(f"makespan {fmt_ns(data['makespan_ns'])} = {fmt_pct(data['makespan_percent'])} of one idle "
+               f"local reader ({fmt_ns(data['baseline_ns'])})")
+    out.append("")
+    rows = [[f"{l['src']}->{l['dst']}", f"{l['bandwidth_GBps']:.3f}", f"{100 * l['utilization']:.1f}%",
+             f"{100 * l['data_utilization']:.1f}%", f"{100 * l['control_utilization']:.1f}%"]
+            for l in data["links"]]
+    out += _table(["link", "GB/s", "busy", "data", "control"], rows)
+    out.append("")
+    rows = [[f"N{m['node']}", f"{m['bandwidth_GBps']:.3f}", f"{m['sustained_GBps']:.2f}", f"{100 * m['utilization']:.1f}%"]
+            for m in data["memory"]]
+    out += _table(["memory", "GB/s", "sustained max", "busy"], rows)
+    out.append("")
+    rows = [[q["name"], q["capacity"], f"{q['mean_occupancy']:.2f}", f"{100 * q['full_fraction']:.1f}%"]
+            for q in data["queues"][:queues]]
+    out += _table(["fullest buffers", "slots", "mean occupancy", "time full"], rows)
+    b = data["bottleneck"]
+    out.append("")
+    out.append(f"bottleneck: {b['resource']} ({100 * b['utilization']:.1f}% busy)")
+    if data["mode"] == "steady":
+        out.append(f"simulated {fmt_ns(data['simulated_ns'])} ({data['transactions_simulated']} transactions), "
+                   f"extrapolated {fmt_ns(data['extrapolated_ns'])}")
+    return "\n".join(out)
