@@ -8,8 +8,12 @@ MCT's crossbar command buffers (K8: response 5, probe 2) through which read
 data and coherence probes leave.  A read holds its queue entry until its data
 has a crossbar buffer; a victim write until DRAM has absorbed it.
 
-Abstracts away: banks, pages and refresh (the efficiency factor stands for
-them), and read/write turnaround.
+Abstracts away: banks, pages and refresh.  The efficiency factor stands for
+them: a line occupies DRAM for its transfer at peak bandwidth plus a loss
+drawn uniformly between zero and twice the mean loss, so the mean occupancy is
+exactly 64 B / (peak x efficiency).  The draw (seeded) keeps concurrent streams
+from locking into one arbitrary phase, as real DRAM timing does.
+Read/write turnaround is not modelled separately.
 """
 from __future__ import annotations
 
@@ -24,10 +28,11 @@ __all__ = ["MCT"]
 class MCT:
     """Memory controller and DRAM of node ``index``."""
 
-    __slots__ = ("env", "index", "node_id", "queue", "pools", "service_ns", "access_ns", "dram_free_at",
+    __slots__ = ("env", "index", "node_id", "queue", "pools", "service_ns", "transfer_ns", "loss_ns", "rng",
+                 "access_ns", "dram_free_at",
                  "xbar_delay_ns", "xbar", "coherence", "routes", "lines", "busy_ns")
 
-    def __init__(self, env, index: int, node_id: int, params):
+    def __init__(self, env, index: int, node_id: int, params, rng):
         self.env = env
         self.index = index
         self.node_id = node_id
@@ -36,6 +41,9 @@ class MCT:
         self.pools[RESPONSE] = CreditPool(env, params.mct_buffers["response"], f"N{node_id} mct->xbar response")
         self.pools[PROBE] = CreditPool(env, params.mct_buffers["probe"], f"N{node_id} mct->xbar probe")
         self.service_ns = LINE_BYTES / (params.memory_bandwidth_GBps * params.memory_efficiency)
+        self.transfer_ns = LINE_BYTES / params.memory_bandwidth_GBps
+        self.loss_ns = 2.0 * (self.service_ns - self.transfer_ns)
+        self.rng = rng.random
         self.access_ns = params.memory_latency_ns
         self.dram_free_at = 0.0
         self.xbar_delay_ns = params.xbar_latency_ns
@@ -58,8 +66,9 @@ class MCT:
         if pkt.held_data is not None:
             pkt.held_data.release(now)
         start = self.dram_free_at if self.dram_free_at > now else now
-        self.dram_free_at = start + self.service_ns
-        self.busy_ns += self.service_ns
+        service = self.transfer_ns + self.loss_ns * self.rng()
+        self.dram_free_at = start + service
+        self.busy_ns += service
         self.lines += 1
         done = self.dram_free_at + self.access_ns
         if pkt.kind == "victim":

@@ -5,8 +5,6 @@ parameters, the mode, the seed and the simnuma version.
 """
 from __future__ import annotations
 
-import math
-
 from .. import __version__
 
 __all__ = ["Result", "build_result"]
@@ -15,8 +13,9 @@ __all__ = ["Result", "build_result"]
 class Result:
     """The outcome of one simulation; ``to_dict()`` is the JSON of ``simnuma run --json``."""
 
-    def __init__(self, data: dict):
+    def __init__(self, data: dict, wall_seconds: float = 0.0):
         self._data = data
+        self.wall_seconds = wall_seconds  # host time the run took; not part of the result
 
     def to_dict(self) -> dict:
         import copy
@@ -79,7 +78,6 @@ def build_result(system, mode: str, seed: int, size_bytes: int, baseline_ns, wal
     for k, t in enumerate(all_threads):
         if t.foreground:
             time_ns = system.finish_total_ns[t]
-            nbytes = (t.to_issue_total if hasattr(t, "to_issue_total") else None)
             nbytes = system_lines(system) * len(t.pattern) * 64
         else:
             time_ns = elapsed
@@ -144,15 +142,10 @@ def build_result(system, mode: str, seed: int, size_bytes: int, baseline_ns, wal
         "simulated_ns": simulated_ns,
         "extrapolated_ns": system.offset_ns,
         "transactions_simulated": system.coherence.completed,
-        "wall_seconds": wall_s,
         "parameters": system.topology.to_dict(),
     }
-    return Result(data)
+    return Result(data, wall_s)
 
 
 def system_lines(system) -> int:
     return max(1, system.size_bytes // 64)
-
-
-def fmt_pct(value) -> str:
-    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.1f}%"

@@ -52,7 +52,8 @@ class System:
         index = {nid: i for i, nid in enumerate(self.ids)}
         self.index = index
         self.sris = [SRI(env, i, nid, topology.node(nid)) for i, nid in enumerate(self.ids)]
-        self.mcts = [MCT(env, i, nid, topology.node(nid)) for i, nid in enumerate(self.ids)]
+        self.mcts = [MCT(env, i, nid, topology.node(nid), random.Random(f"{seed}/dram/{nid}"))
+                     for i, nid in enumerate(self.ids)]
         self.xbars = [XBar(i, topology.node(nid).xbar_latency_ns) for i, nid in enumerate(self.ids)]
         self.links = {}
         for lp in topology.links:

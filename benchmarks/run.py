@@ -1,0 +1,129 @@
+"""Speed and memory benchmarks of the simulator (not part of the test run).
+
+Machines are shared and noisy, so every speed figure is printed next to
+SimPy's bare event rate (a loop of timeouts) measured in the same process, and
+the requirement is checked on the ratio:
+
+* exact mode: >= 15,000 simulated cache-line transactions per second on
+  ``quartet 0.0.w.1 1.0.w.0`` on the reference 2-core machine, i.e. a ratio
+  (transactions/s) / (bare SimPy events/s) >= 15,000 / REFERENCE_BARE_EVENTS_PER_S;
+* steady mode: any single case of the Quartet study with 64 MiB arrays in at
+  most 5 s on the reference machine, i.e. seconds x (bare rate / reference) <= 5;
+* exact mode of a two-thread 64 MiB case stays under 500 MB resident memory
+  (measured in a child process; ``--memory`` to run it, it takes minutes).
+
+Run: ``.venv/bin/python benchmarks/run.py [--quick] [--memory]``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+
+import simpy
+
+# SimPy's bare timeout loop on an idle machine of the reference kind (2 cores,
+# CPython 3.11): events per second.  Ratios are scaled by it.
+REFERENCE_BARE_EVENTS_PER_S = 875_000.0
+REQUIRED_EXACT_TXN_PER_S = 15_000.0
+REQUIRED_STEADY_S = 5.0
+REQUIRED_RSS_MB = 500.0
+
+STEADY_CASES = [
+    (["0.0.r.0"], []),
+    (["0.0.w.1", "1.0.w.0"], []),
+    (["0.0.w.1", "1.0.w.3"], []),
+    (["0.0.w.0", "0.1.w.0"], ["1.0.r.1@4GB/s", "2.0.r.2@4GB/s", "3.0.r.3@4GB/s"]),
+    (["0.0.w.1", "1.0.w.3"], ["0.1.r.0@4GB/s", "1.1.r.1@4GB/s", "2.0.r.2@4GB/s", "2.1.r.2@4GB/s",
+                              "3.0.r.3@4GB/s", "3.1.r.3@4GB/s"]),
+    (["0.0.w.1", "1.0.w.0"], ["0.1.r.0@4GB/s", "1.1.r.1@4GB/s", "2.0.r.2@4GB/s", "2.1.r.2@4GB/s",
+                              "3.0.r.3@4GB/s", "3.1.r.3@4GB/s"]),
+]
+
+
+def bare_event_rate(n: int = 300_000) -> float:
+    env = simpy.Environment()
+
+    def loop(env):
+        for _ in range(n):
+            yield env.timeout(1)
+
+    env.process(loop(env))
+    t0 = time.perf_counter()
+    env.run()
+    return n / (time.perf_counter() - t0)
+
+
+def exact_rate(size_bytes: int) -> tuple:
+    from simnuma.model import simulate
+
+    t0 = time.perf_counter()
+    r = simulate("quartet", ["0.0.w.1", "1.0.w.0"], size_bytes=size_bytes, mode="exact", baseline=False)
+    seconds = time.perf_counter() - t0
+    return r.transactions_simulated / seconds, r.transactions_simulated, seconds
+
+
+def steady_time(specs, bg) -> float:
+    from simnuma.model import simulate
+
+    t0 = time.perf_counter()
+    simulate("quartet", specs, bg, size_bytes=64 * 2**20, mode="steady", baseline=False)
+    return time.perf_counter() - t0
+
+
+def memory_child() -> None:
+    from simnuma.model import simulate
+
+    simulate("quartet", ["0.0.w.1", "1.0.w.0"], size_bytes=64 * 2**20, mode="exact", baseline=False)
+    print(json.dumps({"maxrss_kB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="smaller exact run, fewer steady cases")
+    ap.add_argument("--memory", action="store_true", help="also run the 64 MiB exact memory check (minutes)")
+    ap.add_argument("--memory-child", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.memory_child:
+        memory_child()
+        return 0
+    ok = True
+    bare = bare_event_rate()
+    scale = bare / REFERENCE_BARE_EVENTS_PER_S
+    print(f"SimPy bare event rate: {bare:,.0f} events/s ({scale:.2f} x reference {REFERENCE_BARE_EVENTS_PER_S:,.0f})")
+
+    rate, txns, seconds = exact_rate(1 * 2**20 if args.quick else 4 * 2**20)
+    ratio = rate / bare
+    need = REQUIRED_EXACT_TXN_PER_S / REFERENCE_BARE_EVENTS_PER_S
+    passed = ratio >= need
+    ok &= passed
+    print(f"exact  quartet 0.0.w.1 1.0.w.0: {txns} transactions in {seconds:.2f} s = {rate:,.0f} txn/s; "
+          f"ratio to bare {ratio:.4f} (need >= {need:.4f}, i.e. {REQUIRED_EXACT_TXN_PER_S:,.0f} txn/s at reference)"
+          f"  {'PASS' if passed else 'FAIL'}")
+    bare2 = bare_event_rate()
+    scale = (bare + bare2) / 2 / REFERENCE_BARE_EVENTS_PER_S
+    cases = STEADY_CASES[:3] if args.quick else STEADY_CASES
+    for specs, bg in cases:
+        seconds = steady_time(specs, bg)
+        normalised = seconds * scale
+        passed = normalised <= REQUIRED_STEADY_S
+        ok &= passed
+        label = " ".join(specs) + (f" --bg {len(bg)} threads" if bg else "")
+        print(f"steady 64 MiB {label}: {seconds:.2f} s, {normalised:.2f} s at reference speed "
+              f"(need <= {REQUIRED_STEADY_S:.0f} s)  {'PASS' if passed else 'FAIL'}")
+    if args.memory:
+        out = subprocess.run([sys.executable, __file__, "--memory-child"], capture_output=True, text=True,
+                             check=True)
+        rss_MB = json.loads(out.stdout.strip().splitlines()[-1])["maxrss_kB"] / 1024
+        passed = rss_MB < REQUIRED_RSS_MB
+        ok &= passed
+        print(f"exact 64 MiB 0.0.w.1 1.0.w.0: max resident {rss_MB:.0f} MB (need < {REQUIRED_RSS_MB:.0f} MB)"
+              f"  {'PASS' if passed else 'FAIL'}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

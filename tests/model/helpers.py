@@ -1,0 +1,41 @@
+"""Shared helpers for the model tests: small boards and run-to-quiescence."""
+from __future__ import annotations
+
+from simnuma.model.system import System, run_exact
+from simnuma.topology import parse_topology
+from simnuma.workload import Workload
+
+SMALL = 64 * 1024  # 1024 lines per thread
+
+
+def two_node_board(window: int = 1, link_GBps: float = 4.0, buffers: int = 15, coherence: str = "probe_filter",
+                   memory_GBps: float = 100.0, latency_spread_ns: float | None = None) -> object:
+    """A 2-node board whose only possible bottleneck is the one link."""
+    return parse_topology(f"""
+name: pair
+defaults:
+  cores: 1
+  ports: 1
+  core: {{window: {{r: {window}, w: {window}, t: {window}}}}}
+  memory: {{bandwidth: {memory_GBps} GB/s, efficiency: 1.0, latency: 50 ns, queue: 64}}
+  sri: {{latency: 1 ns, buffers: {{request: 15, posted: 15, response: 15}}, probe_queue: 15}}
+  mct: {{buffers: {{response: 15, probe: 15}}}}
+  xbar: {{latency: 2 ns}}
+  probe: {{lookup: 5 ns}}
+link_defaults:
+  bandwidth: {link_GBps} GB/s
+  latency: 10 ns
+  buffers: {{request: {buffers}, posted: {buffers}, response: {buffers}, probe: {buffers}}}
+nodes: [{{id: 0}}, {{id: 1}}]
+links: [{{a: 0, b: 1}}]
+coherence: {coherence}
+""", "pair.yaml")
+
+
+def run_to_quiescence(topology, threads, background=(), size_bytes=SMALL, seed=1) -> System:
+    """Run exact mode, then let every packet in flight land."""
+    system = System(topology, Workload.build(threads, background), size_bytes, seed)
+    system.extrapolated = None
+    run_exact(system)
+    system.env.run(until=system.env.now + 100_000.0)
+    return system
