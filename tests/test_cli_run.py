@@ -1,0 +1,54 @@
+"""``simnuma run`` from the command line: output, JSON, and one-line errors."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from simnuma.cli import main
+
+REQUIRED = {"threads", "makespan_ns", "makespan_percent", "links", "memory", "queues", "bottleneck", "mode",
+            "seed", "parameters"}
+
+
+def test_run_json(capsys, tmp_path):
+    out_file = tmp_path / "r.json"
+    code = main(["run", "quartet", "0.0.w.1", "1.0.w.0", "--bg", "2.0.r.2@0.5GB/s", "--size", "4MiB",
+                 "--json", "-o", str(out_file)])
+    assert code == 0
+    data = json.loads(capsys.readouterr().out)
+    assert REQUIRED <= set(data)
+    assert json.loads(out_file.read_text()) == data
+    fg = [t for t in data["threads"] if t["role"] == "foreground"]
+    assert [t["spec"] for t in fg] == ["0.0.w.1", "1.0.w.0"]
+    for t in fg:
+        assert {"spec", "time_ns", "percent_of_local_read", "bandwidth_GBps", "latency_ns"} <= set(t)
+        assert set(t["latency_ns"]) == {"mean", "p50", "p99"}
+        assert t["percent_of_local_read"] > 100
+    for link in data["links"]:
+        assert {"src", "dst", "utilization", "data_utilization", "bytes"} <= set(link)
+    assert data["parameters"]["name"] == "quartet"
+    assert data["makespan_ns"] == max(t["time_ns"] for t in fg)
+
+
+def test_run_text(capsys):
+    assert main(["run", "quartet", "0.0.r.0", "--size", "1MiB"]) == 0
+    text = capsys.readouterr().out
+    assert "0.0.r.0" in text and "100.0%" in text and "bottleneck" in text
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["run", "quartet", "0.0.x.1"], "unknown op"),
+    (["run", "quartet", "9.0.r.0"], "no node 9"),
+    (["run", "quartet", "0.5.r.0"], "no core 5"),
+    (["run", "quartet", "0.0.r.0", "0.0.w.1"], "already runs"),
+    (["run", "quartet", "0.0.r.0", "--bg", "1.0.r.1@fast"], "malformed rate"),
+    (["run", "quartet", "0.0.r.0", "--size", "lots"], "--size"),
+    (["run", "nosuchboard", "0.0.r.0"], "nosuchboard"),
+])
+def test_bad_input_is_one_line_and_exit_2(capsys, argv, message):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert message in err[0]
+    assert "Traceback" not in err[0]
