@@ -1,0 +1,21 @@
+"""The native stride benchmark: the C source (``stride.c``) and its Python side.
+
+- :mod:`.build` compiles ``stride.c`` on first use into a per-user cache;
+- :mod:`.host` reads the machine's nodes, CPUs, memory and caches from sysfs
+  and places thread specs on it;
+- :mod:`.run` runs the benchmark (:func:`run_bench`);
+- :mod:`.suite` runs the standard cases for a host (:func:`run_suite`);
+- :mod:`.skeleton` writes a board description of the host;
+- :mod:`.cli` registers ``simnuma bench``.
+
+Importing this package compiles nothing.
+"""
+from __future__ import annotations
+
+from .host import Host, discover_host, resolve_threads
+from .run import run_bench
+from .skeleton import host_topology_yaml
+from .suite import run_suite, suite_cases
+
+__all__ = ["run_bench", "run_suite", "suite_cases", "discover_host", "resolve_threads", "host_topology_yaml",
+           "Host"]

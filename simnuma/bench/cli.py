@@ -1,0 +1,119 @@
+"""``simnuma bench``: build and run the native stride benchmark, describe this host.
+
+- ``bench build [--print-cmd]``: compile the benchmark into the cache (or show how to build it by hand);
+- ``bench run SPEC... [--bg SPEC...] [--size] [--reps] [-o FILE.json]``: run one case;
+- ``bench host [-o FILE.yaml]``: a board description of this machine for ``simnuma topo``;
+- ``bench suite [-o DIR]``: the standard cases for this host, one JSON each plus ``suite.json``.
+"""
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+
+from ..fileio import write_atomic, write_json
+from .build import build_binary, manual_build_command, planned_build
+from .host import discover_host
+from .run import run_bench, summary_lines
+from .skeleton import host_topology_yaml
+from .suite import run_suite
+
+__all__ = ["register"]
+
+
+def register(sub) -> None:
+    bench = sub.add_parser("bench", help="build and run the native stride benchmark; describe this host")
+    bsub = bench.add_subparsers(dest="bench_command", metavar="ACTION")
+    bsub.required = True
+
+    build = bsub.add_parser("build", help="compile the benchmark into the per-user cache and print its path")
+    build.add_argument("--print-cmd", action="store_true",
+                       help="print the compile command and the command to build it by hand, without building")
+    build.add_argument("--force", action="store_true", help="rebuild even if a cached build exists")
+    build.set_defaults(func=cmd_build)
+
+    run = bsub.add_parser("run", help="run threads given as N.C.op.M[@RATE] and report JSON")
+    run.add_argument("specs", nargs="+", metavar="SPEC", help="foreground threads, e.g. 0.0.r.0 0.1.w.0")
+    run.add_argument("--bg", nargs="+", action="extend", default=[], metavar="SPEC",
+                     help="background threads: they run until the foreground threads end")
+    _size_and_reps(run)
+    run.add_argument("--allow-misplaced", action="store_true",
+                     help="run even if under 99%% of an array's pages are on the intended node")
+    run.add_argument("-o", "--output", metavar="FILE.json", help="write the JSON here (default: stdout)")
+    run.set_defaults(func=cmd_run)
+
+    host = bsub.add_parser("host", help="write a board description (topology YAML) of this machine")
+    host.add_argument("-o", "--output", metavar="FILE.yaml", help="write here (default: stdout)")
+    host.add_argument("--name", help="the board's name (default: host-<hostname>)")
+    host.add_argument("--sysfs", default="/sys", metavar="ROOT", help="read the machine from ROOT (default /sys)")
+    host.set_defaults(func=cmd_host)
+
+    suite = bsub.add_parser("suite", help="run the standard cases for this host")
+    suite.add_argument("-o", "--output", default="bench-suite", metavar="DIR",
+                       help="folder for one JSON per case and suite.json (default: bench-suite)")
+    _size_and_reps(suite)
+    suite.set_defaults(func=cmd_suite)
+
+
+def _size_and_reps(parser) -> None:
+    parser.add_argument("--size", metavar="BYTES",
+                        help="bytes per array, e.g. 64MiB (default: 4 x the last-level cache, at least 64 MiB)")
+    parser.add_argument("--reps", default="5", metavar="N", help="timed repetitions (default 5)")
+
+
+def cmd_build(args) -> int:
+    if args.print_cmd:
+        print(shlex.join(planned_build().command))
+        print(f"# by hand, on a machine without Python: {manual_build_command()}")
+        return 0
+    built = build_binary(force=args.force)
+    state = "cached" if built.cached else "built"
+    print(f"{built.path}  ({state}: {shlex.join(built.command)})")
+    return 0
+
+
+def _print_warnings(report: dict) -> None:
+    for warning in report.get("warnings", []):
+        print(f"warning: {warning}", file=sys.stderr)
+
+
+def cmd_run(args) -> int:
+    report = run_bench(args.specs, args.bg, size_bytes=args.size, reps=args.reps,
+                       allow_misplaced=args.allow_misplaced)
+    if args.output:
+        write_json(args.output, report)
+        print("\n".join(summary_lines(report)))
+        print(f"wrote {args.output}")
+    else:
+        print(json.dumps(report, indent=2))
+    _print_warnings(report)
+    return 0
+
+
+def cmd_host(args) -> int:
+    text = host_topology_yaml(discover_host(args.sysfs), name=args.name)
+    if args.output:
+        write_atomic(args.output, text)
+        print(f"wrote {args.output}")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def cmd_suite(args) -> int:
+    index = run_suite(args.output, size_bytes=args.size, reps=args.reps)
+    print(f"{len(index['cases'])} cases in {index['elapsed_seconds']:.1f} s"
+          f" ({len(index['skipped'])} skipped); index {args.output}/suite.json")
+    for case in index["cases"]:
+        total = case.get("foreground_total_GBps")
+        print(f"  {case['name']:<48} {total:8.3f} GB/s total  {case['wall_seconds']['min']:.4f} s")
+    for observation in index["observations"]:
+        verdict = "holds" if observation["holds"] else "does not hold"
+        print(f"{observation['claim']}: {verdict} ({observation['one_thread_GBps']:.3f} GB/s alone,"
+              f" {observation['two_threads_total_GBps']:.3f} GB/s for two)")
+        for reason in observation.get("why_not", []):
+            print(f"  because {reason}")
+        if observation["holds"]:
+            for caveat in observation.get("caveats", []):
+                print(f"  but {caveat}")
+    return 0

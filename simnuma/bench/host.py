@@ -1,0 +1,395 @@
+"""Discovering the NUMA layout of a machine from sysfs, and placing threads on it.
+
+Everything comes from files, so a fixture tree can stand in for ``/sys``:
+
+- nodes: the ``nodeN`` directories of ``ROOT/devices/system/node`` (none: one
+  node 0 holding the CPUs of ``ROOT/devices/system/cpu/online``);
+- CPUs of a node: ``nodeN/cpulist``; core C of node N is the C-th CPU listed;
+- memory: ``MemTotal`` and ``MemFree`` of ``nodeN/meminfo`` (on a one-node
+  host read from the real ``/sys``, the larger of that and ``/proc/meminfo``);
+- distances: ``nodeN/distance`` (the firmware's SLIT, 10 = local);
+- caches: ``ROOT/devices/system/cpu/cpuX/cache/index*/{level,type,size}`` of the
+  first CPU; the last-level cache sets the default array size;
+- transparent huge pages and the cpufreq governor, where readable.
+
+:func:`resolve_threads` applies the same rules, with the same messages, as the
+native benchmark (``stride.c``), so bad requests fail before anything runs.
+"""
+from __future__ import annotations
+
+import os
+import platform
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import BenchError, SpecError
+from ..workload import OPS, ThreadSpec, parse_spec
+
+__all__ = [
+    "HostNode",
+    "Cache",
+    "Host",
+    "ResolvedThread",
+    "discover_host",
+    "parse_cpulist",
+    "resolve_threads",
+    "array_count",
+    "default_size_bytes",
+    "format_bytes",
+    "MIN_DEFAULT_BYTES",
+]
+
+MIN_DEFAULT_BYTES = 64 << 20
+_NODE_DIR = re.compile(r"^node(\d{1,6})$")
+
+
+@dataclass(frozen=True)
+class HostNode:
+    """One NUMA node: its CPUs in sysfs order and its memory (None when unknown)."""
+
+    id: int
+    cpus: tuple
+    memory_total_bytes: int | None
+    memory_free_bytes: int | None
+    free_source: str = ""
+
+    @property
+    def has_memory(self) -> bool:
+        return self.memory_total_bytes != 0
+
+
+@dataclass(frozen=True)
+class Cache:
+    level: int
+    type: str
+    size_bytes: int
+
+
+@dataclass(frozen=True)
+class Host:
+    """The machine as sysfs describes it."""
+
+    sysfs_root: str
+    nodes: tuple
+    distances: tuple | None  # rows in node order, None when unreadable
+    caches: tuple
+    llc_bytes: int
+    transparent_hugepage: str | None
+    cpufreq_governor: str | None
+    cpu_model: str
+    kernel: str
+    numa_visible: bool
+    hypervisor: bool = False
+
+    @property
+    def node_ids(self) -> tuple:
+        return tuple(n.id for n in self.nodes)
+
+    @property
+    def cpu_count(self) -> int:
+        return sum(len(n.cpus) for n in self.nodes)
+
+    def node(self, node_id: int) -> HostNode | None:
+        for n in self.nodes:
+            if n.id == node_id:
+                return n
+        return None
+
+    def distance(self, a: int, b: int) -> int | None:
+        if self.distances is None:
+            return None
+        ids = self.node_ids
+        return self.distances[ids.index(a)][ids.index(b)]
+
+    def to_dict(self) -> dict:
+        return {
+            "cpu_model": self.cpu_model,
+            "kernel": self.kernel,
+            "sysfs": self.sysfs_root,
+            "numa_visible": self.numa_visible,
+            "cpus": self.cpu_count,
+            "nodes": [{"id": n.id, "cpus": list(n.cpus), "memory_bytes": n.memory_total_bytes,
+                       "free_bytes": n.memory_free_bytes} for n in self.nodes],
+            "distances": [list(r) for r in self.distances] if self.distances is not None else None,
+            "caches": [{"level": c.level, "type": c.type, "size_bytes": c.size_bytes} for c in self.caches],
+            "llc_bytes": self.llc_bytes,
+            "transparent_hugepage": self.transparent_hugepage,
+            "cpufreq_governor": self.cpufreq_governor,
+        }
+
+
+@dataclass(frozen=True)
+class ResolvedThread:
+    """A thread spec placed on a CPU of the host."""
+
+    spec: ThreadSpec
+    role: str  # "foreground" or "background"
+    cpu: int
+
+    @property
+    def label(self) -> str:
+        return self.spec.label
+
+
+# ------------------------------------------------------------------ reading
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace").rstrip()
+    except OSError:
+        return None
+
+
+def parse_cpulist(text: str) -> tuple:
+    """``"0-3,8,10-11"`` -> (0, 1, 2, 3, 8, 10, 11); ValueError when malformed."""
+    cpus = []
+    for part in text.replace(" ", ",").split(","):
+        part = part.strip()
+        if not part:
+            continue
+        m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
+        if not m:
+            raise ValueError(f"malformed cpulist entry {part!r}")
+        first = int(m.group(1))
+        last = int(m.group(2)) if m.group(2) is not None else first
+        if last < first:
+            raise ValueError(f"malformed cpulist range {part!r}")
+        cpus.extend(range(first, last + 1))
+    return tuple(cpus)
+
+
+def _meminfo_bytes(text: str | None, key: str) -> int | None:
+    if text is None:
+        return None
+    m = re.search(rf"{key}:\s*(\d+)\s*kB", text)
+    return int(m.group(1)) * 1024 if m else None
+
+
+def _node_ids(root: Path) -> list:
+    folder = root / "devices/system/node"
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    return sorted(int(m.group(1)) for m in map(_NODE_DIR.match, names) if m)
+
+
+def _read_node(root: Path, node_id: int) -> HostNode:
+    folder = root / f"devices/system/node/node{node_id}"
+    text = _read(folder / "cpulist")
+    try:
+        cpus = parse_cpulist(text) if text is not None else ()
+    except ValueError:
+        raise BenchError(f"malformed cpulist in {folder / 'cpulist'}: {text!r}") from None
+    meminfo = _read(folder / "meminfo")
+    return HostNode(node_id, cpus, _meminfo_bytes(meminfo, "MemTotal"), _meminfo_bytes(meminfo, "MemFree"),
+                    f"MemFree in {folder / 'meminfo'}")
+
+
+def _read_distances(root: Path, ids: list) -> tuple | None:
+    rows = []
+    for node_id in ids:
+        text = _read(root / f"devices/system/node/node{node_id}/distance")
+        try:
+            row = tuple(int(x) for x in text.split()) if text is not None else ()
+        except ValueError:
+            return None
+        if len(row) != len(ids):
+            return None
+        rows.append(row)
+    return tuple(rows)
+
+
+def _single_node(root: Path) -> HostNode:
+    text = _read(root / "devices/system/cpu/online")
+    try:
+        cpus = parse_cpulist(text) if text is not None else ()
+    except ValueError:
+        cpus = ()
+    if not cpus:
+        cpus = tuple(range(os.cpu_count() or 1))
+    return HostNode(0, cpus, None, None, "")
+
+
+def _merge_proc_meminfo(node: HostNode) -> HostNode:
+    """One node on the real /sys: its memory is the machine's (see the module docstring)."""
+    text = _read(Path("/proc/meminfo"))
+    total, free = _meminfo_bytes(text, "MemTotal"), _meminfo_bytes(text, "MemFree")
+    memory_total = max(x for x in (node.memory_total_bytes, total, -1) if x is not None)
+    memory_free, source = node.memory_free_bytes, node.free_source
+    if free is not None and (memory_free is None or free > memory_free):
+        memory_free, source = free, "MemFree in /proc/meminfo"
+    return HostNode(node.id, node.cpus, memory_total if memory_total >= 0 else None, memory_free, source)
+
+
+def _parse_cache_size(text: str) -> int:
+    m = re.fullmatch(r"(\d+)\s*([KMG]?)", text.strip())
+    if not m:
+        return 0
+    return int(m.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30}[m.group(2)]
+
+
+def _read_caches(root: Path, cpu: int) -> tuple:
+    caches = []
+    for index in range(32):
+        folder = root / f"devices/system/cpu/cpu{cpu}/cache/index{index}"
+        level, size = _read(folder / "level"), _read(folder / "size")
+        if level is None or size is None:
+            continue
+        caches.append(Cache(int(level), _read(folder / "type") or "Unknown", _parse_cache_size(size)))
+    return tuple(caches)
+
+
+def _llc_bytes(caches: tuple) -> int:
+    data = [c for c in caches if c.type != "Instruction"]
+    if not data:
+        return 0
+    top = max(c.level for c in data)
+    return max(c.size_bytes for c in data if c.level == top)
+
+
+def _cpuinfo() -> str:
+    return _read(Path("/proc/cpuinfo")) or ""
+
+
+def _cpu_model(cpuinfo: str) -> str:
+    for key in ("model name", "Model", "cpu model", "Hardware", "cpu"):
+        m = re.search(rf"^{re.escape(key)}\s*:\s*(.*)$", cpuinfo, re.MULTILINE)
+        if m and m.group(1).strip():
+            return m.group(1).strip()
+    return "unknown"
+
+
+def _thp_mode(root: Path) -> str | None:
+    text = _read(root / "kernel/mm/transparent_hugepage/enabled")
+    m = re.search(r"\[(\w+)\]", text or "")
+    return m.group(1) if m else None
+
+
+def discover_host(sysfs_root="/sys") -> Host:
+    """Read the machine's nodes, CPUs, memory, distances and caches from ``sysfs_root``."""
+    root = Path(sysfs_root)
+    ids = _node_ids(root)
+    if ids:
+        nodes = [_read_node(root, i) for i in ids]
+        distances = _read_distances(root, ids)
+    else:
+        nodes, distances = [_single_node(root)], None
+    if len(nodes) == 1 and str(sysfs_root) == "/sys":
+        nodes = [_merge_proc_meminfo(nodes[0])]
+    first_cpu = next((n.cpus[0] for n in nodes if n.cpus), 0)
+    caches = _read_caches(root, first_cpu)
+    governor = None
+    for n in nodes:
+        if n.cpus:
+            governor = _read(root / f"devices/system/cpu/cpu{n.cpus[0]}/cpufreq/scaling_governor") or None
+            break
+    cpuinfo = _cpuinfo()
+    return Host(
+        sysfs_root=str(sysfs_root),
+        nodes=tuple(nodes),
+        distances=distances,
+        caches=caches,
+        llc_bytes=_llc_bytes(caches),
+        transparent_hugepage=_thp_mode(root),
+        cpufreq_governor=governor,
+        cpu_model=_cpu_model(cpuinfo),
+        kernel=f"{platform.system()} {platform.release()}",
+        numa_visible=bool(ids),
+        hypervisor=bool(re.search(r"^flags\s*:.*\bhypervisor\b", cpuinfo, re.MULTILINE)),
+    )
+
+
+# ------------------------------------------------------------------ placing
+
+def default_size_bytes(host: Host) -> int:
+    """4 x the last-level cache, at least 64 MiB, in whole MiB (as the native benchmark does)."""
+    size = max(MIN_DEFAULT_BYTES, 4 * host.llc_bytes)
+    mib = 1 << 20
+    return (size + mib - 1) // mib * mib
+
+
+def array_count(op: str) -> int:
+    """Arrays per thread: three for the triad, one otherwise."""
+    return 3 if op == "t" else 1
+
+
+def format_bytes(nbytes: int) -> str:
+    """``3.1 GiB`` style, exactly as the native benchmark prints sizes."""
+    value, unit = float(nbytes), 0
+    units = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
+    while value >= 1024 and unit < 5:
+        value /= 1024
+        unit += 1
+    if unit == 0 or value == int(value):
+        return f"{int(value)} {units[unit]}"
+    return f"{value:.1f} {units[unit]}"
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def _node_list(host: Host, keep=lambda n: True) -> str:
+    return ", ".join(str(n.id) for n in host.nodes if keep(n))
+
+
+def _place(host: Host, spec: ThreadSpec) -> int:
+    """The CPU of one spec; SpecError when the node, core or memory node cannot be used."""
+    label = spec.label
+    node = host.node(spec.node)
+    if node is None:
+        raise SpecError(f"'{label}': no node {spec.node} on this host (nodes {_node_list(host)})")
+    if not node.cpus:
+        raise SpecError(f"'{label}': node {spec.node} has no CPUs; nodes with CPUs: "
+                        f"{_node_list(host, lambda n: bool(n.cpus))}")
+    if spec.core >= len(node.cpus):
+        raise SpecError(f"'{label}': node {spec.node} has {len(node.cpus)} CPUs (cores 0..{len(node.cpus) - 1}),"
+                        f" no core {spec.core}")
+    memory = host.node(spec.mem_node)
+    if memory is None:
+        raise SpecError(f"'{label}': no memory node {spec.mem_node} on this host (nodes {_node_list(host)})")
+    if not memory.has_memory:
+        raise SpecError(f"'{label}': node {spec.mem_node} has no memory; nodes with memory: "
+                        f"{_node_list(host, lambda n: n.has_memory)}")
+    return node.cpus[spec.core]
+
+
+def _check_memory(host: Host, specs: list, size_bytes: int) -> None:
+    for node in host.nodes:
+        need = sum(size_bytes * array_count(s.op) for s in specs if s.mem_node == node.id)
+        if need and node.memory_free_bytes is not None and need > node.memory_free_bytes:
+            raise BenchError(f"arrays on node {node.id} need {format_bytes(need)} but node {node.id} has "
+                             f"{format_bytes(node.memory_free_bytes)} free ({node.free_source})")
+
+
+def resolve_threads(host: Host, threads, background=(), size_bytes: int | None = None) -> list:
+    """Place foreground and background specs on CPUs of ``host``, as the native benchmark will.
+
+    Raises SpecError for a malformed spec, a missing node or core, a memoryless
+    memory node, two threads on one CPU or more threads than CPUs, and
+    BenchError when the arrays do not fit in a node's free memory.
+    """
+    roles = [(parse_spec(t, OPS), "foreground") for t in threads]
+    roles += [(parse_spec(t, OPS), "background") for t in background]
+    if not any(role == "foreground" for _, role in roles):
+        raise SpecError("no foreground thread given; e.g. 0.0.r.0")
+    if len(roles) > host.cpu_count:
+        raise SpecError(f"{_count(len(roles), 'thread')} but this host has only {_count(host.cpu_count, 'CPU')}")
+    placed, used = [], {}
+    for spec, role in roles:
+        cpu = _place(host, spec)
+        if cpu in used:
+            raise SpecError(f"'{spec.label}': CPU {cpu} (node {spec.node} core {spec.core}) already runs"
+                            f" '{used[cpu]}'; one thread per core")
+        used[cpu] = spec.label
+        placed.append(ResolvedThread(spec, role, cpu))
+    size = size_bytes if size_bytes is not None else default_size_bytes(host)
+    _check_memory(host, [p.spec for p in placed], _round_to_pages(size))
+    return placed
+
+
+def _round_to_pages(size_bytes: int) -> int:
+    page = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+    return (size_bytes + page - 1) // page * page

@@ -1,0 +1,221 @@
+"""A board description (topology YAML) of the machine this runs on.
+
+``simnuma bench host`` writes it: the nodes, their core counts and the links
+come from sysfs (links inferred from the node distance matrix); every timing,
+bandwidth and buffer parameter is a placeholder marked ``assumption``, for
+``simnuma calibrate`` to fit against ``simnuma bench suite`` measurements.
+The distance matrix and per-node memory are kept in comments, because the
+board language has no field for them.
+
+Link inference: the pairs at the smallest off-diagonal distance are taken as
+direct links.  That is unambiguous when those links connect every node and
+the hop counts they give rank the pairs as the distances do; otherwise links
+are added between components at the next distances (lowest ids first) and
+the file says which choices the distances did not determine.
+"""
+from __future__ import annotations
+
+import re
+import socket
+from collections import Counter
+from itertools import combinations
+
+import networkx as nx
+
+from .host import Host, format_bytes
+
+__all__ = ["infer_links", "host_topology_yaml", "LinkInference"]
+
+
+class LinkInference:
+    """Links inferred from a distance matrix, and notes on what the matrix left open."""
+
+    def __init__(self, links: list, notes: list):
+        self.links = links
+        self.notes = notes
+
+    @property
+    def ambiguous(self) -> bool:
+        return bool(self.notes)
+
+
+def _symmetric_distances(ids: list, rows) -> tuple:
+    notes, pairs = [], {}
+    for i, j in combinations(range(len(ids)), 2):
+        forward, back = rows[i][j], rows[j][i]
+        if forward != back:
+            notes.append(f"distance {ids[i]}->{ids[j]} is {forward} but {ids[j]}->{ids[i]} is {back};"
+                         f" used {min(forward, back)}")
+        pairs[(ids[i], ids[j])] = min(forward, back)
+    return pairs, notes
+
+
+def _ranking_conflicts(graph: nx.Graph, pairs: dict) -> list:
+    """Pairs whose hop count in ``graph`` contradicts the order of their distances."""
+    hops = dict(nx.all_pairs_shortest_path_length(graph))
+    conflicts = []
+    for (p, dp), (q, dq) in combinations(pairs.items(), 2):
+        hp, hq = hops[p[0]][p[1]], hops[q[0]][q[1]]
+        if (dp < dq and hp > hq) or (dp > dq and hp < hq) or (dp == dq and hp != hq):
+            conflicts.append(f"{p[0]}-{p[1]} (distance {dp}, {hp} hops) vs {q[0]}-{q[1]} (distance {dq}, {hq} hops)")
+    return conflicts
+
+
+def _connect_components(graph: nx.Graph, pairs: dict, notes: list) -> None:
+    for distance in sorted(set(pairs.values())):
+        if nx.is_connected(graph):
+            return
+        candidates = [p for p, d in sorted(pairs.items()) if d == distance]
+        bridging = [p for p in candidates if not nx.has_path(graph, *p)]
+        chosen = []
+        for a, b in bridging:
+            if not nx.has_path(graph, a, b):
+                graph.add_edge(a, b)
+                chosen.append((a, b))
+        if chosen and len(chosen) < len(bridging):
+            names = ", ".join(f"{a}-{b}" for a, b in bridging)
+            picked = ", ".join(f"{a}-{b}" for a, b in chosen)
+            notes.append(f"the distances do not say which of {names} (distance {distance}) are wired;"
+                         f" assumed {picked}")
+        elif chosen:
+            notes.append("the nearest pairs do not connect every node; added "
+                         + ", ".join(f"{a}-{b}" for a, b in chosen) + f" (distance {distance})")
+
+
+def infer_links(ids, rows) -> LinkInference:
+    """Direct links between nodes ``ids`` given their distance matrix ``rows``."""
+    ids = list(ids)
+    if len(ids) < 2:
+        return LinkInference([], [])
+    if rows is None:
+        graph = nx.path_graph(ids)
+        return LinkInference(sorted(tuple(sorted(e)) for e in graph.edges),
+                             ["no distance matrix in sysfs; the nodes are assumed wired in a chain"])
+    pairs, notes = _symmetric_distances(ids, rows)
+    nearest = min(pairs.values())
+    graph = nx.Graph()
+    graph.add_nodes_from(ids)
+    graph.add_edges_from(p for p, d in pairs.items() if d == nearest)
+    _connect_components(graph, pairs, notes)
+    conflicts = _ranking_conflicts(graph, pairs)
+    if conflicts:
+        more = f" (and {len(conflicts) - 3} more)" if len(conflicts) > 3 else ""
+        notes.append("the inferred links rank some pairs differently from the distances: "
+                     + "; ".join(conflicts[:3]) + more)
+    return LinkInference(sorted(tuple(sorted(e)) for e in graph.edges), notes)
+
+
+def _board_name(host: Host) -> str:
+    name = re.sub(r"[^A-Za-z0-9_-]+", "-", socket.gethostname()).strip("-") or "machine"
+    return f"host-{name}"
+
+
+def _header(host: Host) -> list:
+    lines = [
+        f"# Board description of this host, written by `simnuma bench host` from {host.sysfs_root}.",
+        f"# CPU: {host.cpu_model}; kernel: {host.kernel}; {len(host.nodes)} NUMA node(s), {host.cpu_count} CPUs;",
+        f"# last-level cache {format_bytes(host.llc_bytes)}; transparent huge pages: {host.transparent_hugepage}.",
+        "# Nodes, cores and links come from the machine.  Every value marked \"assumption\" is a",
+        "# placeholder: run `simnuma bench suite` and let `simnuma calibrate` fit it.",
+        "#",
+        "# nodes (from sysfs): id, CPUs in sysfs order (core C = the C-th), memory",
+    ]
+    for n in host.nodes:
+        cpus = ",".join(str(c) for c in n.cpus) or "none"
+        memory = format_bytes(n.memory_total_bytes) if n.memory_total_bytes is not None else "unknown"
+        lines.append(f"#   node {n.id}: cpus [{cpus}], memory {memory}")
+    lines.append("# node distances (ACPI SLIT from nodeN/distance; 10 = local), rows and columns in node order:")
+    if host.distances is None:
+        lines.append("#   distances: unknown")
+    else:
+        lines.append(f"#   distance_nodes: {list(host.node_ids)}")
+        for node_id, row in zip(host.node_ids, host.distances):
+            lines.append(f"#   distance[{node_id}]: {list(row)}")
+    return lines
+
+
+def _defaults(cores: int, ports: int) -> list:
+    return [
+        "defaults:",
+        f"  cores: {cores}                  # CPUs (hardware threads) of most nodes; other counts are set per node",
+        f"  ports: {ports}                  # inferred links + one I/O port",
+        "  core:",
+        "    window: {r: 10, w: 10, t: 10}   # assumption: lines in flight per core; calibrate",
+        "  memory:",
+        "    bandwidth: 25.6 GB/s   # assumption: peak DRAM bandwidth per node; calibrate",
+        "    efficiency: 0.70       # assumption: sustained fraction of the peak; calibrate",
+        "    latency: 90 ns         # assumption: DRAM access latency; calibrate (see the l cases of the suite)",
+        "    queue: 32              # assumption: memory controller queue depth",
+        "  sri:",
+        "    latency: 2 ns          # assumption: core-to-fabric latency; calibrate",
+        "    buffers: {request: 2, posted: 3, response: 3}   # assumption: copied from quartet.yaml (K8 erratum 153)",
+        "    probe_queue: 8         # assumption: copied from quartet.yaml",
+        "  mct:",
+        "    buffers: {response: 5, probe: 2}   # assumption: copied from quartet.yaml (K8 erratum 153)",
+        "  xbar:",
+        "    latency: 5 ns          # assumption: crossbar / mesh traversal; calibrate",
+        "  probe:",
+        "    lookup: 20 ns          # assumption: cache probe lookup; calibrate",
+        "link_defaults:",
+        "  bandwidth: 20 GB/s       # assumption: per direction; calibrate on a multi-node host",
+        "  latency: 40 ns           # assumption: per hop; calibrate on a multi-node host",
+        "  buffers: {request: 1, posted: 1, response: 6, probe: 4}   # assumption: copied from quartet.yaml",
+    ]
+
+
+def _node_lines(host: Host, default_cores: int) -> list:
+    lines = ["nodes:"]
+    for n in host.nodes:
+        fields = [f"id: {n.id}"]
+        comments = []
+        if not n.cpus:
+            fields.append("cores: 1")
+            comments.append("no CPUs on this host; the board language needs one core, run no thread here")
+        elif len(n.cpus) != default_cores:
+            fields.append(f"cores: {len(n.cpus)}")
+        if not n.has_memory:
+            comments.append("no memory on this host (memoryless node): place no array here")
+        comment = f"   # {'; '.join(comments)}" if comments else ""
+        lines.append(f"  - {{{', '.join(fields)}}}{comment}")
+    return lines
+
+
+def _link_lines(inference: LinkInference) -> list:
+    lines = []
+    if not inference.links:
+        lines.append("links: []                 # one node: no links")
+        return lines
+    for note in inference.notes:
+        lines.append(f"# links: {note}")
+    lines.append("links:                      # inferred from the distance matrix")
+    lines.extend(f"  - {{a: {a}, b: {b}}}" for a, b in inference.links)
+    return lines
+
+
+def host_topology_yaml(host: Host, name: str | None = None) -> str:
+    """The board description of ``host`` as YAML text that ``simnuma topo check`` accepts."""
+    inference = infer_links(host.node_ids, host.distances)
+    degree = Counter()
+    for a, b in inference.links:
+        degree[a] += 1
+        degree[b] += 1
+    ports = max((degree[n.id] for n in host.nodes), default=0) + 1
+    core_counts = Counter(len(n.cpus) for n in host.nodes if n.cpus)
+    default_cores = core_counts.most_common(1)[0][0] if core_counts else 1
+    board = name or _board_name(host)
+    description = f"{host.cpu_model}, {len(host.nodes)} NUMA node(s), {host.cpu_count} CPUs"
+    lines = _header(host)
+    lines += [f"name: {board}", f"description: {_yaml_text(description)}"]
+    lines += _defaults(default_cores, ports)
+    lines += _node_lines(host, default_cores)
+    lines += _link_lines(inference)
+    lines.append("io:                         # assumption: one I/O port per node")
+    lines.extend(f"  - {{node: {n.id}}}" for n in host.nodes)
+    lines.append("routing: shortest")
+    lines.append("coherence: probe_filter     # assumption: current processors filter probes; K8 Opterons broadcast")
+    return "\n".join(lines) + "\n"
+
+
+def _yaml_text(text: str) -> str:
+    """A double-quoted YAML scalar."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'

@@ -1,0 +1,93 @@
+"""Host discovery from sysfs, in Python and in the native benchmark, on fixture machines and this one."""
+from __future__ import annotations
+
+import os
+
+import pytest
+from benchutil import FIXTURE_NAMES, stride_json, sysfs
+
+from simnuma.bench.host import Cache, default_size_bytes, discover_host, parse_cpulist
+
+MiB = 1 << 20
+
+
+def test_two_node_server():
+    host = discover_host(sysfs("two_node"))
+    assert host.node_ids == (0, 1)
+    assert host.node(1).cpus == tuple(range(8, 16)) + tuple(range(24, 32))
+    assert host.node(0).memory_total_bytes == 65536000 * 1024
+    assert host.node(1).memory_free_bytes == 61000000 * 1024
+    assert host.distances == ((10, 21), (21, 10))
+    assert host.llc_bytes == 22 * MiB
+    assert Cache(2, "Unified", MiB) in host.caches
+    assert host.transparent_hugepage == "always"
+    assert host.cpufreq_governor == "performance"
+    assert host.cpu_count == 32 and host.numa_visible
+    assert default_size_bytes(host) == 88 * MiB
+
+
+def test_quartet_like_four_node_board():
+    host = discover_host(sysfs("four_node"))
+    assert host.node_ids == (0, 1, 2, 3)
+    assert [n.cpus for n in host.nodes] == [(0, 1), (2, 3), (4, 5), (6, 7)]
+    assert host.distance(0, 3) == 22 and host.distance(1, 3) == 16
+    assert host.llc_bytes == MiB  # no L3: the L2 is the last level
+    assert default_size_bytes(host) == 64 * MiB  # never below 64 MiB
+    assert host.transparent_hugepage == "never"
+    assert host.cpufreq_governor is None
+
+
+def test_sparse_ids_and_memoryless_node():
+    host = discover_host(sysfs("sparse"))
+    assert host.node_ids == (0, 2, 3)
+    assert host.node(1) is None
+    assert host.node(2).cpus == (4, 5, 8)
+    assert host.node(3).cpus == (6, 7, 9)
+    assert not host.node(3).has_memory and host.node(2).has_memory
+    assert host.distance(0, 3) == 30 and host.distance(3, 2) == 20
+    assert host.llc_bytes == 8 * MiB
+
+
+def test_no_numa_directories_means_one_node_with_every_cpu(tmp_path, stride):
+    (tmp_path / "devices/system/cpu").mkdir(parents=True)
+    (tmp_path / "devices/system/cpu/online").write_text("0-3\n")
+    host = discover_host(tmp_path)
+    assert host.node_ids == (0,) and host.node(0).cpus == (0, 1, 2, 3)
+    assert not host.numa_visible
+    report = stride_json(stride, "--sysfs", tmp_path, "--resolve", "0.3.r.0")
+    assert report["host"]["nodes"][0]["cpus"] == [0, 1, 2, 3]
+    assert report["threads"][0]["cpu"] == 3
+
+
+@pytest.mark.parametrize("text, cpus", [
+    ("0-3", (0, 1, 2, 3)), ("0-1,8,10-11", (0, 1, 8, 10, 11)), ("", ()), ("5", (5,)), ("0-1, 4\n", (0, 1, 4)),
+])
+def test_parse_cpulist(text, cpus):
+    assert parse_cpulist(text) == cpus
+
+
+@pytest.mark.parametrize("text", ["0-", "a", "3-1", "1--2"])
+def test_parse_cpulist_rejects_malformed(text):
+    with pytest.raises(ValueError):
+        parse_cpulist(text)
+
+
+@pytest.mark.parametrize("name", FIXTURE_NAMES)
+def test_native_and_python_discovery_agree(stride, name):
+    report = stride_json(stride, "--sysfs", sysfs(name), "--resolve", "0.0.r.0")
+    python = discover_host(sysfs(name)).to_dict()
+    native = report["host"]
+    for key in ("nodes", "distances", "caches", "llc_bytes", "transparent_hugepage", "cpufreq_governor", "cpus"):
+        assert native[key] == python[key], key
+    assert report["size_bytes"] == default_size_bytes(discover_host(sysfs(name)))
+
+
+def test_this_machine():
+    host = discover_host()
+    allowed = os.sched_getaffinity(0)
+    listed = {cpu for node in host.nodes for cpu in node.cpus}
+    assert allowed <= listed
+    assert host.node(0) is not None or not host.numa_visible
+    assert all(n.memory_free_bytes is None or n.memory_free_bytes > 0 for n in host.nodes if n.has_memory)
+    assert default_size_bytes(host) >= max(64 * MiB, 4 * host.llc_bytes)
+    assert host.cpu_model and host.kernel.startswith("Linux")

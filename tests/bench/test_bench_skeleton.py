@@ -1,0 +1,106 @@
+"""The board description written from a host: valid for the topology loader, links from the distances."""
+from __future__ import annotations
+
+import pytest
+from benchutil import FIXTURE_NAMES, call_cli, run_cli, sysfs
+
+from simnuma.bench.host import discover_host
+from simnuma.bench.skeleton import host_topology_yaml, infer_links
+from simnuma.topology import parse_topology
+
+EXPECTED_LINKS = {
+    "two_node": [(0, 1)],
+    "four_node": [(0, 1), (0, 2), (1, 3), (2, 3)],  # the Quartet's square, from SLIT 16/22
+    "sparse": [(0, 2), (2, 3)],
+}
+
+
+@pytest.mark.parametrize("name", FIXTURE_NAMES)
+def test_fixture_boards_load(name):
+    host = discover_host(sysfs(name))
+    topo = parse_topology(host_topology_yaml(host, name=f"fixture-{name}"), f"{name}.yaml")
+    assert topo.node_ids == host.node_ids
+    assert [(link.a, link.b) for link in topo.links] == EXPECTED_LINKS[name]
+    for node in host.nodes:
+        assert topo.node(node.id).cores == max(1, len(node.cpus))
+
+
+def test_quartet_square_routes_two_hops_diagonally():
+    topo = parse_topology(host_topology_yaml(discover_host(sysfs("four_node")), name="q"), "q.yaml")
+    assert topo.hops(0, 3) == 2 and topo.hops(1, 2) == 2 and topo.hops(0, 1) == 1
+
+
+def test_distances_and_memory_are_kept_as_comments():
+    text = host_topology_yaml(discover_host(sysfs("sparse")), name="s")
+    assert "#   distance_nodes: [0, 2, 3]" in text
+    assert "#   distance[3]: [30, 20, 10]" in text
+    assert "#   node 2: cpus [4,5,8], memory 4 GiB" in text
+    assert "- {id: 3}   # no memory on this host (memoryless node): place no array here" in text
+
+
+def test_parameters_are_marked_as_assumptions():
+    text = host_topology_yaml(discover_host(sysfs("two_node")), name="t")
+    for key in ("window:", "bandwidth: 25.6 GB/s", "latency: 90 ns", "lookup:", "latency: 40 ns"):
+        line = next(line for line in text.splitlines() if key in line)
+        assert "assumption" in line, line
+
+
+def test_this_host_loads():
+    topo = parse_topology(host_topology_yaml(discover_host()), "host.yaml")
+    assert len(topo.nodes) == len(discover_host().nodes)
+
+
+def test_unambiguous_distances_give_no_notes():
+    square = ((10, 16, 16, 22), (16, 10, 22, 16), (16, 22, 10, 16), (22, 16, 16, 10))
+    inference = infer_links([0, 1, 2, 3], square)
+    assert inference.links == [(0, 1), (0, 2), (1, 3), (2, 3)] and not inference.ambiguous
+
+
+def test_clustered_distances_are_connected_and_flagged():
+    """Two sockets of two sub-NUMA clusters: the distances do not say which clusters are wired."""
+    snc = ((10, 11, 21, 21), (11, 10, 21, 21), (21, 21, 10, 11), (21, 21, 11, 10))
+    inference = infer_links([0, 1, 2, 3], snc)
+    assert (0, 1) in inference.links and (2, 3) in inference.links
+    assert (0, 2) in inference.links and len(inference.links) == 3
+    assert inference.ambiguous
+    assert any("do not say which of 0-2, 0-3, 1-2, 1-3" in note for note in inference.notes)
+
+
+def test_asymmetric_distances_are_noted():
+    inference = infer_links([0, 1], ((10, 20), (22, 10)))
+    assert inference.links == [(0, 1)]
+    assert any("0->1 is 20 but 1->0 is 22" in note for note in inference.notes)
+
+
+def test_missing_distances_assume_a_chain():
+    inference = infer_links([0, 2, 5], None)
+    assert inference.links == [(0, 2), (2, 5)] and inference.ambiguous
+
+
+def test_ambiguity_notes_are_written_into_the_file():
+    from simnuma.bench.host import Host, HostNode
+
+    nodes = tuple(HostNode(i, (2 * i, 2 * i + 1), 1 << 30, 1 << 29) for i in range(4))
+    snc = ((10, 11, 21, 21), (11, 10, 21, 21), (21, 21, 10, 11), (21, 21, 11, 10))
+    host = Host("/x", nodes, snc, (), 0, None, None, "test CPU", "Linux 6", True)
+    text = host_topology_yaml(host, name="snc")
+    assert "# links: the distances do not say which of" in text
+    parse_topology(text, "snc.yaml")
+
+
+@pytest.mark.parametrize("name", FIXTURE_NAMES)
+def test_cli_host_file_passes_topo_check(name, tmp_path, capsys):
+    target = tmp_path / f"{name}.yaml"
+    code, out, err = call_cli(capsys, "bench", "host", "--sysfs", sysfs(name), "-o", target)
+    assert code == 0 and out == f"wrote {target}\n", err
+    code, out, err = call_cli(capsys, "topo", "check", target)
+    assert code == 0 and "ok" in out, err
+
+
+def test_cli_host_of_this_machine_in_a_fresh_process(tmp_path):
+    target = tmp_path / "host.yaml"
+    written = run_cli("bench", "host", "--name", "here", "-o", target)
+    assert written.returncode == 0, written.stderr
+    checked = run_cli("topo", "check", target)
+    assert checked.returncode == 0, checked.stderr
+    assert "\nname: here\n" in target.read_text()

@@ -1,0 +1,134 @@
+"""The standard case set for a host, and running it."""
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from benchutil import FIXTURE_NAMES, run_cli, sysfs
+
+from simnuma.bench.host import Host, HostNode, discover_host
+from simnuma.bench.suite import observe_scaling, run_suite, suite_cases
+from simnuma.workload import parse_spec
+
+
+def one_node_host(cpus: int) -> Host:
+    return Host("/sys", (HostNode(0, tuple(range(cpus)), 24 << 30, 22 << 30),), ((10,),), (), 0, None, None,
+                "test CPU", "Linux 6", True)
+
+
+def names(cases) -> set:
+    return {c.name for c in cases}
+
+
+@pytest.mark.parametrize("name", FIXTURE_NAMES)
+def test_cases_fit_the_host(name):
+    host = discover_host(sysfs(name))
+    cases, _ = suite_cases(host)
+    for case in cases:
+        specs = [parse_spec(s) for s in case.threads + case.background]
+        assert len(specs) <= host.cpu_count
+        cpus = [host.node(s.node).cpus[s.core] for s in specs]
+        assert len(set(cpus)) == len(cpus), case.name
+        assert all(host.node(s.mem_node).has_memory for s in specs), case.name
+
+
+def test_two_node_cases():
+    cases, skipped = suite_cases(discover_host(sysfs("two_node")))
+    singles = [c for c in cases if c.kind == "single"]
+    assert len(singles) == 2 * 2 * 4
+    assert {"0.0.w.1 1.0.w.0", "0.0.r.1 1.0.r.0", "0.0.w.1 1.0.w.1"} <= names(cases)
+    assert {"0.0.r.0 0.1.r.0", "0.0.w.0 0.1.w.0", "0.0.r.0 0.1.w.0", "0.0.w.0 0.1.w.1"} <= names(cases)
+    loaded = [c for c in cases if c.kind == "loaded"]
+    assert len(loaded) == 6 and not skipped
+    assert "0.0.w.0 0.1.w.0 bg 1.0.r.1@0.5GB/s 1.1.r.1@0.5GB/s" in names(loaded)
+
+
+def test_quartet_no_crossfire_is_the_app_note_pair():
+    cases, _ = suite_cases(discover_host(sysfs("four_node")))
+    assert {"0.0.w.1 1.0.w.0", "0.0.w.1 1.0.w.3"} <= names(cases)
+    assert "0.0.w.0 0.1.w.0 bg 1.0.r.1@2GB/s 2.0.r.2@2GB/s 3.0.r.3@2GB/s" in names(cases)
+
+
+def test_sparse_host_puts_no_array_on_the_memoryless_node():
+    cases, _ = suite_cases(discover_host(sysfs("sparse")))
+    singles = [c.threads[0] for c in cases if c.kind == "single"]
+    assert len(singles) == 3 * 2 * 4  # from nodes 0, 2, 3 to memory on 0 and 2
+    assert "3.0.l.2" in singles and not any(s.endswith(".3") for s in singles)
+
+
+def test_one_node_two_cpu_host():
+    cases, skipped = suite_cases(one_node_host(2))
+    assert names(cases) == {
+        "0.0.r.0", "0.0.w.0", "0.0.t.0", "0.0.l.0",
+        "0.0.r.0 0.1.r.0", "0.0.w.0 0.1.w.0", "0.0.r.0 0.1.w.0",
+        "0.0.w.0 bg 0.1.r.0@0.5GB/s", "0.0.w.0 bg 0.1.r.0@2GB/s",
+    }
+    assert len(skipped) == 4 and all("the host has 2" in s["reason"] for s in skipped)
+
+
+def test_one_node_eight_cpu_host_gets_two_writers_and_three_readers():
+    cases, skipped = suite_cases(one_node_host(8))
+    assert "0.0.w.0 0.1.w.0 bg 0.2.r.0@2GB/s 0.3.r.0@2GB/s 0.4.r.0@2GB/s" in names(cases)
+    assert not skipped
+
+
+def test_one_cpu_host_runs_single_threads_only():
+    cases, skipped = suite_cases(one_node_host(1))
+    assert {c.kind for c in cases} == {"single"}
+    assert skipped
+
+
+def test_scaling_observation_explains_a_miss():
+    host = one_node_host(2)
+    entries = {
+        "0.0.w.0": {"threads": {"0.0.w.0": {"GBps_best": 6.0}}, "warnings": []},
+        "0.0.w.0 0.1.w.0": {"foreground_total_GBps": 5.9, "warnings": [
+            "'0.0.w.0': repetitions spread 9.0% (more than 5%): the machine may not be quiet",
+            "'0.1.w.0': the thread ran only 40% of the time on its CPU (median): other work competed for it"]},
+    }
+    observation = observe_scaling(entries, host, "w")
+    assert observation["holds"] is False and observation["ratio"] == pytest.approx(5.9 / 6.0)
+    assert any("saturates" in r for r in observation["why_not"])
+    assert any("spread more than 5%" in r for r in observation["why_not"])
+    assert any("did not have their CPUs to themselves" in r for r in observation["why_not"])
+    entries["0.0.w.0 0.1.w.0"]["foreground_total_GBps"] = 9.0
+    held = observe_scaling(entries, host, "w")
+    assert held["holds"] is True and "why_not" not in held
+    assert held["conclusive"] is False and any("CPUs to themselves" in c for c in held["caveats"])
+    entries["0.0.w.0 0.1.w.0"]["warnings"] = []
+    quiet = observe_scaling(entries, one_node_host(2), "w")
+    assert quiet["conclusive"] is True and "caveats" not in quiet
+
+
+def test_small_suite_writes_every_case_and_the_index(stride, tmp_path):
+    host = discover_host()
+    started = time.monotonic()
+    index = run_suite(tmp_path, size_bytes="4MiB", reps=2, host=host)
+    assert time.monotonic() - started < 30
+    assert json.loads((tmp_path / "suite.json").read_text()) == index
+    assert index["format"] == "simnuma-bench-suite/1"
+    assert set(index["load_average"]) == {"before", "after"}
+    cases, skipped = suite_cases(host)
+    assert [c["name"] for c in index["cases"]] == [c.name for c in cases]
+    assert len(index["skipped"]) == len(skipped)
+    for entry in index["cases"]:
+        report = json.loads((tmp_path / entry["file"]).read_text())
+        assert report["format"] == "simnuma-bench/1" and report["size_bytes"] == 4 << 20
+        assert entry["foreground_total_GBps"] > 0
+    if host.cpu_count >= 2:
+        claims = [o["claim"] for o in index["observations"]]
+        assert any("writers" in c for c in claims) and any("readers" in c for c in claims)
+
+
+@pytest.mark.slow
+def test_default_suite_within_three_minutes(stride, tmp_path):
+    """The full suite at the default size on this host: at most 3 minutes; the write-scaling verdict explained."""
+    started = time.monotonic()
+    done = run_cli("bench", "suite", "-o", tmp_path, timeout=600)
+    elapsed = time.monotonic() - started
+    assert done.returncode == 0, done.stderr
+    assert elapsed <= 180, elapsed
+    index = json.loads((tmp_path / "suite.json").read_text())
+    for observation in index["observations"]:
+        assert observation["holds"] or observation["why_not"]
