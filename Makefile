@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY      = $(VENV)/bin/python
 
-.PHONY: run test bench clean
+.PHONY: run test test-all bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,6 +15,9 @@ run: $(VENV)/.installed
 	$(VENV)/bin/simnuma topo show quartet
 
 test: $(VENV)/.installed
+	$(PY) -m pytest -n 2 -q -m "not slow"
+
+test-all: $(VENV)/.installed
 	$(PY) -m pytest -n 2 -q
 
 bench: $(VENV)/.installed

@@ -31,6 +31,7 @@ def write_atomic(path, content) -> Path:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual mode
         os.replace(tmp, path)
     except OSError as exc:
         try:
@@ -45,6 +46,12 @@ def write_atomic(path, content) -> Path:
             pass
         raise
     return path
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def write_json(path, obj) -> Path:

@@ -11,7 +11,8 @@ import difflib
 
 from .units import UnitError, parse_quantity
 
-__all__ = ["NODE_SCHEMA", "LINK_SCHEMA", "TOP_KEYS", "check_value", "suggest"]
+__all__ = ["NODE_SCHEMA", "LINK_SCHEMA", "NODE_OPTIONAL", "LINK_OPTIONAL", "LINK_RATE_KEYS", "TOP_KEYS", "check_value",
+           "closest", "schema_kind", "suggest"]
 
 NODE_SCHEMA = {
     "cores": "int",
@@ -38,19 +39,41 @@ LINK_SCHEMA = {
     "data_buffers": {"posted": "int", "response": "int"},
 }
 
-# link keys that may be left out everywhere
-LINK_OPTIONAL = {"bandwidth", "data_buffers", "width_bits", "clock", "ddr"}
+# keys (dotted paths from the schema's root) that may be left out everywhere; a resolved
+# parameter that nobody gives is None.  A new node parameter that boards written before it
+# must still load with goes here (with a NodeParams field that defaults to None).
+NODE_OPTIONAL = frozenset()
+LINK_OPTIONAL = frozenset({"bandwidth", "data_buffers", "width_bits", "clock", "ddr"})
+
+# a link's rate is either 'bandwidth' or the three signalling keys after it
+LINK_RATE_KEYS = ("bandwidth", "width_bits", "clock", "ddr")
 
 TOP_KEYS = ("name", "description", "defaults", "link_defaults", "nodes", "links", "io",
             "routing", "routes", "coherence", "layout")
 
 
-def suggest(key: object, valid) -> str:
-    """`` (did you mean 'latency'?)`` when a close valid key exists."""
+def closest(key: object, valid) -> str | None:
+    """The valid key nearest to a misspelt ``key``, or None when none is close."""
     close = difflib.get_close_matches(str(key), [str(v) for v in valid], n=1, cutoff=0.6)
-    if close:
-        return f"unknown key (did you mean {close[0]!r}?)"
+    return close[0] if close else None
+
+
+def suggest(key: object, valid) -> str:
+    """``unknown key (did you mean 'latency'?)``, or the list of valid keys when none is close."""
+    close = closest(key, valid)
+    if close is not None:
+        return f"unknown key (did you mean {close!r}?)"
     return "unknown key; expected one of: " + ", ".join(str(v) for v in valid)
+
+
+def schema_kind(schema: dict, parts) -> object:
+    """The kind (or sub-schema) at the key path ``parts`` of ``schema``; None if there is none."""
+    kind: object = schema
+    for part in parts:
+        if not isinstance(kind, dict) or part not in kind:
+            return None
+        kind = kind[part]
+    return kind if parts else None
 
 
 def check_value(kind: str, value: object):

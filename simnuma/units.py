@@ -31,7 +31,7 @@ class UnitError(ValueError):
     """A quantity could not be parsed; the message says what was expected."""
 
 
-_TIME = {"ps": 1e-3, "ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9}
+_TIME = {"ps": 1e-3, "ns": 1.0, "us": 1e3, "\u00b5s": 1e3, "\u03bcs": 1e3, "ms": 1e6, "s": 1e9}
 _SIZE = {
     "B": 1, "kB": 10**3, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
     "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40,
@@ -50,7 +50,8 @@ KINDS = {
     "frequency": (_FREQUENCY, "a frequency such as '1 GHz'"),
 }
 
-_QUANTITY = re.compile(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*([A-Za-zµ/]+)\s*$")
+_BARE_NUMBER = re.compile(r"^\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*$")
+_QUANTITY = re.compile(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*([A-Za-z\u00b5\u03bc/]+)\s*$")
 
 
 def parse_quantity(text: object, kind: str) -> float:
@@ -68,6 +69,8 @@ def parse_quantity(text: object, kind: str) -> float:
         raise UnitError(f"expected {example}, got the bare number {text!r} (a unit is required)")
     m = _QUANTITY.match(text)
     if not m:
+        if _BARE_NUMBER.match(text):
+            raise UnitError(f"expected {example}, got the bare number {text.strip()!r} (a unit is required)")
         raise UnitError(f"expected {example}, got {text!r}")
     number, unit = m.groups()
     if unit not in table:
@@ -84,18 +87,22 @@ def parse_quantity(text: object, kind: str) -> float:
 
 
 def parse_time_ns(text: object) -> float:
+    """``"95 ns"`` -> 95.0 (nanoseconds)."""
     return parse_quantity(text, "time")
 
 
 def parse_size_bytes(text: object) -> int:
+    """``"64 MiB"`` -> 67108864 (bytes)."""
     return int(parse_quantity(text, "size"))
 
 
 def parse_bandwidth_GBps(text: object) -> float:
+    """``"4 GB/s"`` -> 4.0 (bytes per nanosecond, i.e. GB/s with GB = 10^9 B)."""
     return parse_quantity(text, "bandwidth")
 
 
 def parse_frequency_GHz(text: object) -> float:
+    """``"1 GHz"`` -> 1.0 (cycles per nanosecond)."""
     return parse_quantity(text, "frequency")
 
 
@@ -107,18 +114,22 @@ def _num(value: float) -> str:
 
 
 def format_time(ns: float) -> str:
+    """Text that :func:`parse_time_ns` reads back as exactly ``ns``."""
     return f"{_num(ns)} ns"
 
 
 def format_bandwidth(GBps: float) -> str:
+    """Text that :func:`parse_bandwidth_GBps` reads back as exactly ``GBps``."""
     return f"{_num(GBps)} GB/s"
 
 
 def format_frequency(GHz: float) -> str:
+    """Text that :func:`parse_frequency_GHz` reads back as exactly ``GHz``."""
     return f"{_num(GHz)} GHz"
 
 
 def format_size(nbytes: int) -> str:
+    """The largest binary unit that divides ``nbytes`` exactly: 67108864 -> ``64 MiB``."""
     for unit in ("GiB", "MiB", "KiB"):
         scale = _SIZE[unit]
         if nbytes >= scale and nbytes % scale == 0:

@@ -2,8 +2,12 @@
 
 Validation messages say ``file:line: key.path: message``; to do that the loader
 keeps, beside the plain Python data, a map from each key path (a tuple of keys
-and list indices) to the line it was written on.  Duplicate mapping keys, which
-plain PyYAML silently merges, are reported as problems.
+and list indices) to the line it was written on.  Problems that plain PyYAML
+either hides or turns into exceptions become :class:`~simnuma.errors.Problem`
+entries instead: syntax errors, duplicate mapping keys (which PyYAML silently
+merges), non-scalar keys, recursive aliases and alias expansions too large to
+be a board description.  Merge keys (``<<: *anchor``) are supported: explicit
+keys win over merged ones, and earlier merged mappings over later ones.
 """
 from __future__ import annotations
 
@@ -13,16 +17,18 @@ import yaml
 
 from .errors import Problem
 
-__all__ = ["Source", "load_yaml", "path_text"]
+__all__ = ["Source", "load_yaml", "source_from_data", "path_text", "MAX_NODES"]
 
-Path = tuple
+KeyPath = tuple
+MERGE_TAG = "tag:yaml.org,2002:merge"
+MAX_NODES = 200_000  # YAML nodes after alias expansion; a board has a few hundred
 
 
-def path_text(path: Path) -> str:
+def path_text(path: KeyPath) -> str:
     """``('links', 2, 'a')`` -> ``links[2].a``."""
     out = ""
     for part in path:
-        if isinstance(part, int):
+        if isinstance(part, int) and not isinstance(part, bool):
             out += f"[{part}]"
         else:
             out += f".{part}" if out else str(part)
@@ -38,7 +44,7 @@ class Source:
     lines: dict = field(default_factory=dict)
     problems: list = field(default_factory=list)
 
-    def line(self, path: Path) -> int | None:
+    def line(self, path: KeyPath) -> int | None:
         """Line of ``path``, or of its nearest ancestor that has one."""
         path = tuple(path)
         while path:
@@ -47,62 +53,157 @@ class Source:
             path = path[:-1]
         return self.lines.get((), None)
 
-    def problem(self, path: Path, message: str) -> Problem:
+    def problem(self, path: KeyPath, message: str) -> Problem:
         return Problem(self.file, self.line(path), path_text(tuple(path)), message)
 
 
-def _convert(node, path, lines, problems, file):
-    lines.setdefault(path, node.start_mark.line + 1)
-    if isinstance(node, yaml.MappingNode):
-        out = {}
+class _TooLarge(Exception):
+    """Alias expansion produced more than MAX_NODES nodes."""
+
+
+class _Reader:
+    """Turns a composed YAML node tree into plain data plus a line map."""
+
+    def __init__(self, file: str):
+        self.file = file
+        self.lines: dict = {}
+        self.problems: list = []
+        self.constructor = yaml.SafeLoader("")
+        self.active: set = set()  # ids of the collection nodes being converted (alias cycles)
+        self.count = 0
+
+    def close(self) -> None:
+        self.constructor.dispose()
+
+    def report(self, node, path: KeyPath, message: str) -> None:
+        self.problems.append(Problem(self.file, node.start_mark.line + 1, path_text(path), message))
+
+    def convert(self, node, path: KeyPath, lines: dict):
+        self.count += 1
+        if self.count > MAX_NODES:
+            raise _TooLarge()
+        lines.setdefault(path, node.start_mark.line + 1)
+        if not isinstance(node, (yaml.MappingNode, yaml.SequenceNode)):
+            return self.scalar(node, path)
+        if id(node) in self.active:
+            self.report(node, path, "recursive alias (an anchor used inside itself)")
+            return None
+        self.active.add(id(node))
+        try:
+            if isinstance(node, yaml.MappingNode):
+                return self.mapping(node, path, lines)
+            return [self.convert(item, path + (i,), lines) for i, item in enumerate(node.value)]
+        finally:
+            self.active.discard(id(node))
+
+    def scalar(self, node, path: KeyPath):
+        """The Python value of a scalar; an unconstructible one is reported and kept as text."""
+        try:
+            return self.constructor.construct_object(node, deep=True)
+        except (yaml.YAMLError, ValueError, TypeError, OverflowError) as exc:
+            reason = exc.problem if isinstance(exc, yaml.MarkedYAMLError) and exc.problem else str(exc)
+            self.report(node, path, f"cannot read the value {node.value!r}: {reason}")
+            return node.value
+        finally:
+            self.constructor.constructed_objects.clear()
+
+    def mapping(self, node, path: KeyPath, lines: dict) -> dict:
+        out: dict = {}
+        merges = []
         for key_node, value_node in node.value:
-            key = _scalar(key_node)
-            if isinstance(key, (list, dict)):
-                problems.append(Problem(file, key_node.start_mark.line + 1, "", "a mapping key must be a scalar"))
+            if key_node.tag == MERGE_TAG:
+                merges.append(value_node)
                 continue
+            if not isinstance(key_node, yaml.ScalarNode):
+                self.report(key_node, path, "a mapping key must be a scalar (text or a number)")
+                continue
+            key = self.scalar(key_node, path)
             child = path + (key,)
             if key in out:
-                problems.append(Problem(file, key_node.start_mark.line + 1, path_text(child),
-                                        f"duplicate key (first given on line {lines[child]})"))
+                self.report(key_node, child, f"duplicate key (first given on line {lines[child]})")
                 continue
             lines[child] = key_node.start_mark.line + 1
-            out[key] = _convert(value_node, child, lines, problems, file)
+            out[key] = self.convert(value_node, child, lines)
+        for value_node in merges:
+            self.merge_into(out, value_node, path, lines)
         return out
-    if isinstance(node, yaml.SequenceNode):
-        items = []
-        for i, item in enumerate(node.value):
-            items.append(_convert(item, path + (i,), lines, problems, file))
-        return items
-    return _scalar(node)
 
-
-_CONSTRUCTOR = yaml.SafeLoader("")
-
-
-def _scalar(node):
-    if isinstance(node, yaml.ScalarNode):
-        return _CONSTRUCTOR.construct_object(node, deep=True)
-    return _CONSTRUCTOR.construct_object(node, deep=True)
+    def merge_into(self, out: dict, value_node, path: KeyPath, lines: dict) -> None:
+        """Apply one ``<<:`` entry: add the keys ``out`` does not have yet."""
+        sources = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
+        for source in sources:
+            if not isinstance(source, yaml.MappingNode):
+                self.report(value_node, path, "a merge key '<<' needs a mapping or a list of mappings")
+                return
+            merged_lines: dict = {}
+            merged = self.convert(source, path, merged_lines)
+            if not isinstance(merged, dict):
+                return
+            for key, value in merged.items():
+                if key in out:
+                    continue
+                out[key] = value
+                prefix = path + (key,)
+                for sub, line in merged_lines.items():
+                    if sub[:len(prefix)] == prefix:
+                        lines.setdefault(sub, line)
 
 
 def load_yaml(text: str, file: str = "<string>") -> Source:
-    """Parse ``text``; syntax errors become problems rather than exceptions."""
+    """Parse ``text``; syntax errors and the problems above become ``Source.problems``."""
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        node = _compose(text)
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else None
-        msg = f"YAML syntax error: {exc.problem or exc}"
-        return Source(file, None, {}, [Problem(file, line, "", msg)])
-    except yaml.YAMLError as exc:  # pragma: no cover - other reader errors
+        return Source(file, None, {}, [_syntax_problem(file, exc)])
+    except yaml.YAMLError as exc:
         return Source(file, None, {}, [Problem(file, None, "", f"YAML error: {exc}")])
     if node is None:
         return Source(file, None, {(): 1}, [])
-    lines: dict = {}
-    problems: list = []
+    reader = _Reader(file)
     try:
-        data = _convert(node, (), lines, problems, file)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        return Source(file, None, {}, [Problem(file, mark.line + 1 if mark else None, "", f"YAML error: {exc}")])
-    return Source(file, data, lines, problems)
+        data = reader.convert(node, (), reader.lines)
+    except _TooLarge:
+        return Source(file, None, {}, [Problem(file, None, "",
+                                               f"more than {MAX_NODES} values after expanding aliases")])
+    finally:
+        reader.close()
+    return Source(file, data, reader.lines, reader.problems)
+
+
+def _compose(text: str):
+    """The node tree of ``text``: libyaml's parser when present (fast), else PyYAML's.
+
+    Errors always come from PyYAML's parser, so the messages are the same everywhere.
+    """
+    fast = getattr(yaml, "CSafeLoader", None)
+    if fast is not None:
+        try:
+            return yaml.compose(text, Loader=fast)
+        except yaml.YAMLError:
+            pass
+    return yaml.compose(text, Loader=yaml.SafeLoader)
+
+
+def _syntax_problem(file: str, exc: yaml.MarkedYAMLError) -> Problem:
+    """``file:line: YAML syntax error: ...``, naming where the enclosing construct began."""
+    mark = exc.problem_mark or exc.context_mark
+    line = mark.line + 1 if mark is not None else None
+    message = f"YAML syntax error: {exc.problem or exc}"
+    context = exc.context_mark
+    if exc.context and context is not None and context.line + 1 != line:
+        message += f" ({exc.context} that starts on line {context.line + 1})"
+    return Problem(file, line, "", message)
+
+
+def source_from_data(data: object, file: str = "<dict>") -> Source:
+    """A Source for data built in Python: no line numbers, lists for tuples."""
+    return Source(file, _plain(data), {}, [])
+
+
+def _plain(value):
+    """Deep copy with tuples turned into lists, as a YAML round trip would give."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value

@@ -19,35 +19,72 @@ def register(sub) -> None:
     show.add_argument("--json", action="store_true", help="print JSON instead of text")
     show.set_defaults(func=cmd_show)
 
-    check = tsub.add_parser("check", help="validate board files (exit 0 when all are valid, 2 otherwise)")
-    check.add_argument("files", nargs="+", metavar="FILE")
+    check = tsub.add_parser("check", help="validate boards, reporting every problem (exit 0 when all are valid, 2 otherwise)")
+    check.add_argument("files", nargs="+", metavar="NAME|PATH", help="board files or bundled board names")
     check.set_defaults(func=cmd_check)
+
+    draw = tsub.add_parser("draw", help="draw a board to a PNG, SVG or PDF file (needs simnuma[plot])")
+    draw.add_argument("board", metavar="NAME|PATH", help="a bundled board name (e.g. quartet) or a YAML file")
+    draw.add_argument("-o", "--output", required=True, metavar="FILE", help="picture to write (.png, .svg, .pdf)")
+    draw.add_argument("--title", default=None, help="title above the picture (default: name and summary)")
+    draw.set_defaults(func=cmd_draw)
 
 
 def render_text(topo) -> str:
-    out = [f"board {topo.name}: {topo.description}".rstrip(": "),
-           f"source {topo.source}; coherence {topo.coherence}; routing {topo.routing}", ""]
-    out.append("nodes")
+    """The human-readable ``topo show`` report."""
+    sections = [_header(topo), _nodes_text(topo), _links_text(topo), _hops_text(topo), _routes_text(topo)]
+    return "\n\n".join(sections)
+
+
+def _header(topo) -> str:
+    title = f"board {topo.name}" + (f": {topo.description}" if topo.description else "")
+    return (f"{title}\nsource {topo.source}; {_count(len(topo.nodes), 'node')}, "
+            f"{_count(len(topo.links), 'link')}; "
+            f"coherence {topo.coherence}; routing {topo.routing}")
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _nodes_text(topo) -> str:
+    out = ["nodes"]
     for n in topo.nodes:
-        io = sum(1 for x in topo.io if x == n.id)
-        out.append(f"  N{n.id}: {n.cores} cores, {n.ports} ports ({io} I/O), memory "
-                   f"{n.memory_bandwidth_GBps:g} GB/s x {n.memory_efficiency:g} = "
-                   f"{n.memory_sustained_GBps:.3g} GB/s sustained, {format_time(n.memory_latency_ns)}")
-    out.append("")
-    out.append("links (bandwidth per direction)")
+        n_links = topo.graph.degree(n.id)
+        ports = [name for node, name in topo.io_ports if node == n.id]
+        named = [name for name in ports if name]
+        io = f"{len(ports)} I/O" + (f" ({', '.join(named)})" if named else "")
+        out.append(f"  N{n.id}: {n.cores} cores; {n.ports} ports, {n_links} coherent + {io}; "
+                   f"memory {n.memory_bandwidth_GBps:g} GB/s x {n.memory_efficiency:g} = "
+                   f"{n.memory_sustained_GBps:.3g} GB/s sustained, latency {format_time(n.memory_latency_ns)}")
+    return "\n".join(out)
+
+
+def _links_text(topo) -> str:
+    out = ["links (bandwidth per direction)"]
+    if not topo.links:
+        out.append("  none")
     for link in topo.links:
         out.append(f"  N{link.a} -> N{link.b}: {link.bandwidth_ab_GBps:g} GB/s   "
                    f"N{link.b} -> N{link.a}: {link.bandwidth_ba_GBps:g} GB/s   "
                    f"latency {format_time(link.latency_ns)}")
+    return "\n".join(out)
+
+
+def _hops_text(topo) -> str:
     ids = topo.node_ids
     width = max(3, max(len(f"N{i}") for i in ids) + 1)
-    out.append("")
-    out.append("hops (row: from, column: to)")
-    out.append(" " * width + "".join(f"{'N' + str(b):>{width}}" for b in ids))
+    out = [f"hops (row: from, column: to; diameter {topo.diameter()})",
+           " " * width + "".join(f"{'N' + str(b):>{width}}" for b in ids)]
     for a, row in zip(ids, topo.hop_matrix()):
         out.append(f"{'N' + str(a):<{width}}" + "".join(f"{h:>{width}}" for h in row))
-    out.append("")
-    out.append("routes")
+    return "\n".join(out)
+
+
+def _routes_text(topo) -> str:
+    out = ["routes"]
+    if not topo.routes:
+        out.append("  none (one node)")
     for (a, b), route in sorted(topo.routes.items()):
         out.append(f"  {a}->{b}: " + " -> ".join(str(x) for x in route))
     return "\n".join(out)
@@ -59,6 +96,15 @@ def cmd_show(args) -> int:
         print(json.dumps(topo.summary(), indent=2))
     else:
         print(render_text(topo))
+    return 0
+
+
+def cmd_draw(args) -> int:
+    from ..draw import save_drawing
+
+    topo = load_topology(args.board)
+    path = save_drawing(topo, args.output, title=args.title)
+    print(f"wrote {path}")
     return 0
 
 
