@@ -20,7 +20,7 @@ from heapq import heappop, heappush
 
 from .events import call_at
 
-__all__ = ["CreditPool"]
+__all__ = ["CreditPool", "release_buffers"]
 
 
 class CreditPool:
@@ -53,17 +53,22 @@ class CreditPool:
         else:
             self.waiters.append((fn, arg))
 
-    def release(self, when_ns: float) -> None:
-        """The slot's holder frees it at ``when_ns`` (>= now)."""
+    def release(self, when_ns: float) -> float:
+        """The slot's holder frees it at ``when_ns`` (>= now); return when it is usable again."""
         t = self._returned_at(when_ns)
+        self.give_back(t)
+        return t
+
+    def give_back(self, ready_ns: float) -> None:
+        """Make a slot usable again from ``ready_ns`` (a waiting request gets it then)."""
         if self.waiters:
             fn, arg = self.waiters.popleft()
-            if t <= self.env._now:
+            if ready_ns <= self.env._now:
                 fn(arg)
             else:
-                call_at(self.env, t, fn, arg)
+                call_at(self.env, ready_ns, fn, arg)
         else:
-            heappush(self.ready, t)
+            heappush(self.ready, ready_ns)
 
     def _returned_at(self, when_ns: float) -> float:
         """When a slot freed at ``when_ns`` can be used again (hook)."""
@@ -72,3 +77,10 @@ class CreditPool:
     def occupancy(self, now: float) -> int:
         """Slots held or not yet returned at ``now``."""
         return self.capacity - sum(1 for t in self.ready if t <= now)
+
+
+def release_buffers(pkt, when_ns: float) -> None:
+    """Free the buffers ``pkt`` holds; a data buffer's credit rides in the same NOP as the command's."""
+    ready_ns = pkt.held.release(when_ns)
+    if pkt.held_data is not None:
+        pkt.held_data.give_back(ready_ns)

@@ -14,7 +14,7 @@ arbitration between channels other than first-granted-first-sent.
 """
 from __future__ import annotations
 
-from .credit import CreditPool
+from .credit import CreditPool, release_buffers
 from .events import call_at
 from .packet import NOP_BYTES, POSTED, RESPONSE, VC_NAMES
 
@@ -25,7 +25,8 @@ class LinkBuffers(CreditPool):
     """Receive buffers of one channel at the far end of a link direction.
 
     A freed buffer is usable by the sender once the NOP returning its credit
-    has crossed back.
+    has crossed back.  One NOP returns both the command and the data credit of
+    a packet that carried data.
     """
 
     __slots__ = ("link",)
@@ -97,9 +98,7 @@ class LinkDirection:
         self.cmd_bytes += pkt.cmd_bytes
         self.data_bytes += pkt.data_bytes
         self.packets += 1
-        pkt.held.release(end)
-        if pkt.held_data is not None:
-            pkt.held_data.release(end)
+        release_buffers(pkt, end)
         pkt.held = self.cmd_pools[pkt.vc]
         pkt.held_data = self.data_pools[pkt.vc] if pkt.data_bytes else None
         call_at(self.env, end + self.arrival_delay_ns + pkt.lag_ns, self.receiver.arrive, pkt)

@@ -17,7 +17,7 @@ Read/write turnaround is not modelled separately.
 """
 from __future__ import annotations
 
-from .credit import CreditPool
+from .credit import CreditPool, release_buffers
 from .events import call_at
 from .packet import LINE_BYTES, PROBE, RESPONSE, Packet
 from .xbar import enter_fabric
@@ -62,9 +62,7 @@ class MCT:
 
     def _admitted(self, pkt) -> None:
         now = self.env._now
-        pkt.held.release(now)
-        if pkt.held_data is not None:
-            pkt.held_data.release(now)
+        release_buffers(pkt, now)
         start = self.dram_free_at if self.dram_free_at > now else now
         service = self.transfer_ns + self.loss_ns * self.rng()
         self.dram_free_at = start + service

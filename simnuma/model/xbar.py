@@ -13,6 +13,7 @@ the separate command/data staging inside the crossbar.
 """
 from __future__ import annotations
 
+from .credit import release_buffers
 from .events import call_at
 
 __all__ = ["XBar", "enter_fabric"]
@@ -59,7 +60,5 @@ class XBar:
         elif kind == "probe":
             self.sri.probe_in(pkt)
         else:  # read_resp, probe_resp, source_done
-            pkt.held.release(self.sri.env._now)
-            if pkt.held_data is not None:
-                pkt.held_data.release(self.sri.env._now)
+            release_buffers(pkt, self.sri.env._now)
             self.coherence.delivered(pkt)
