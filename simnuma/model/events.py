@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from heapq import heappush
 
-from simpy.events import NORMAL, Event
+from simpy.events import NORMAL
 
 __all__ = ["Call", "call_at"]
 
@@ -18,13 +18,17 @@ def _fire(event) -> None:
     event.fn(event.arg)
 
 
-class Call(Event):
-    """An already-triggered event that calls ``fn(arg)`` when SimPy processes it."""
+class Call:
+    """An already-triggered event that calls ``fn(arg)`` when SimPy processes it.
 
-    def __init__(self, env, fn, arg):  # noqa: D107 - deliberately minimal
-        self.env = env
+    It carries only what ``Environment.step`` reads of an event (``callbacks``
+    and ``_ok``), so it is cheaper to make than a full :class:`simpy.Event`.
+    """
+
+    __slots__ = ("callbacks", "_ok", "fn", "arg")
+
+    def __init__(self, fn, arg):  # noqa: D107 - deliberately minimal
         self.callbacks = [_fire]
-        self._value = None
         self._ok = True
         self.fn = fn
         self.arg = arg
@@ -38,4 +42,4 @@ def call_at(env, when_ns: float, fn, arg=None) -> None:
     insertion id) to save a call on the hottest path of the simulator.
     """
     now = env._now
-    heappush(env._queue, (when_ns if when_ns > now else now, NORMAL, next(env._eid), Call(env, fn, arg)))
+    heappush(env._queue, (when_ns if when_ns > now else now, NORMAL, next(env._eid), Call(fn, arg)))

@@ -14,6 +14,8 @@ arbitration between channels other than first-granted-first-sent.
 """
 from __future__ import annotations
 
+from heapq import heappop
+
 from .credit import CreditPool, release_buffers
 from .events import call_at
 from .packet import NOP_BYTES, POSTED, RESPONSE, VC_NAMES
@@ -79,7 +81,13 @@ class LinkDirection:
 
     def send(self, pkt) -> None:
         """Queue ``pkt`` (held in a buffer at ``src``) for this direction."""
-        self.cmd_pools[pkt.vc].request(self._got_command_credit, pkt)
+        pool = self.cmd_pools[pkt.vc]
+        ready = pool.ready
+        if ready and ready[0] <= self.env._now:  # a credit is here now: take it without a callback
+            heappop(ready)
+            self._got_command_credit(pkt)
+        else:
+            pool.request(self._got_command_credit, pkt)
 
     def _got_command_credit(self, pkt) -> None:
         if pkt.data_bytes:
