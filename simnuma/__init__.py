@@ -10,6 +10,8 @@ __version__ = "0.1.0"
 from .errors import BenchError, CalibrationError, SimnumaError, SpecError, TopologyError
 from .topology import Topology, bundled_topologies, load_topology, parse_topology
 from .workload import ThreadSpec, Workload, parse_spec
+from .model import simulate
+from .model.result import Result
 
 __all__ = [
     "__version__",
@@ -25,4 +27,6 @@ __all__ = [
     "ThreadSpec",
     "Workload",
     "parse_spec",
+    "simulate",
+    "Result",
 ]
