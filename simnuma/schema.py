@@ -17,7 +17,7 @@ __all__ = ["NODE_SCHEMA", "LINK_SCHEMA", "NODE_OPTIONAL", "LINK_OPTIONAL", "LINK
 NODE_SCHEMA = {
     "cores": "int",
     "ports": "int",
-    "core": {"window": {"r": "int", "w": "int", "t": "int"}},
+    "core": {"window": {"r": "int", "w": "int", "t": "int"}, "hold": {"r": "time", "w": "time", "t": "time"}},
     "memory": {"bandwidth": "bandwidth", "efficiency": "fraction", "latency": "time", "queue": "int"},
     "sri": {
         "latency": "time",
@@ -42,7 +42,7 @@ LINK_SCHEMA = {
 # keys (dotted paths from the schema's root) that may be left out everywhere; a resolved
 # parameter that nobody gives is None.  A new node parameter that boards written before it
 # must still load with goes here (with a NodeParams field that defaults to None).
-NODE_OPTIONAL = frozenset()
+NODE_OPTIONAL = frozenset({"core.hold"})
 LINK_OPTIONAL = frozenset({"bandwidth", "data_buffers", "width_bits", "clock", "ddr"})
 
 # a link's rate is either 'bandwidth' or the three signalling keys after it

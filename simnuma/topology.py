@@ -70,6 +70,7 @@ class NodeParams:
     mct_buffers: dict  # vc -> MCT->XBar command buffers
     xbar_latency_ns: float
     probe_lookup_ns: float
+    hold_ns: dict = None  # op -> time a miss buffer stays busy after its fill (0 when not given)
 
     @property
     def memory_sustained_GBps(self) -> float:
@@ -1057,6 +1058,7 @@ def _node_params(nid: int, r: dict) -> NodeParams:
         sri_latency_ns=r["sri"]["latency"], sri_buffers=dict(r["sri"]["buffers"]),
         sri_probe_queue=r["sri"]["probe_queue"], mct_buffers=dict(r["mct"]["buffers"]),
         xbar_latency_ns=r["xbar"]["latency"], probe_lookup_ns=r["probe"]["lookup"],
+        hold_ns={op: (ns or 0.0) for op, ns in r["core"]["hold"].items()},
     )
 
 

@@ -16,6 +16,7 @@ Abstracts away: addresses and conflicts between transactions to the same line
 """
 from __future__ import annotations
 
+from .events import call_at
 from .packet import Packet
 
 __all__ = ["Transaction", "Coherence"]
@@ -48,6 +49,7 @@ class Coherence:
             self.probe_targets = [tuple(t for t in range(n) if t != home) for home in range(n)]
         else:
             self.probe_targets = [() for _ in range(n)]
+        self.probe_order = {}
         self.started = 0
         self.completed = 0
 
@@ -59,10 +61,27 @@ class Coherence:
         return txn
 
     def home_admitted(self, txn, mct) -> None:
-        """The home MCT admitted the request: DRAM is busy; probe the other nodes."""
-        home = txn.home
-        for target in self.probe_targets[home]:
-            mct.send_probe(Packet("probe", txn, home, target, ()))
+        """The home MCT admitted the request: DRAM is busy; broadcast a probe to the other nodes."""
+        home, requester = txn.home, txn.requester
+        targets = self.probe_order.get((home, requester))
+        if targets is None:
+            targets = self.probe_order[(home, requester)] = self._order_probes(home, requester)
+        if targets:
+            mct.broadcast([Packet("probe", txn, home, t, ()) for t in targets])
+
+    def _order_probes(self, home: int, requester: int) -> tuple:
+        """Probe copies sharing a link leave longest round trip first (home -> target -> requester).
+
+        The order depends only on the board's structure, so relabelling the
+        nodes of a board and its workload together changes no result.
+        """
+        routes = self.mcts[home].routes
+        back = [sri.routes[requester] for sri in self.sris]
+
+        def trip(target):
+            return len(routes[target]) + len(back[target]), target
+
+        return tuple(sorted(self.probe_targets[home], key=lambda t: (-trip(t)[0], t)))
 
     def delivered(self, pkt) -> None:
         """A response packet reached its consumer."""
@@ -83,7 +102,16 @@ class Coherence:
         thread.filled(txn)
         if home != requester:
             sri.inject(Packet("source_done", txn, requester, home, ()))
+        if thread.hold_ns:
+            call_at(self.env, self.env._now + thread.hold_ns, self._retire, txn)
+        else:
+            self._retire(txn)
+
+    def _retire(self, txn) -> None:
+        """The core is done with the line: free its miss buffer (a write first hands its victim to the SRI)."""
+        thread = txn.thread
         if txn.is_write:
-            sri.inject(Packet("victim", txn, requester, home, ()), thread.victim_queued)
+            sri = self.sris[txn.requester]
+            sri.inject(Packet("victim", txn, txn.requester, txn.home, ()), thread.victim_queued)
         else:
             thread.free_slot()

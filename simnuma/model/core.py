@@ -3,8 +3,11 @@
 Models: a thread that walks its array at a 64-byte stride, keeping at most
 ``window`` lines outstanding (the window stands for the core's miss buffers
 and its prefetcher together) and, when throttled, issuing no faster than its
-demand rate.  A read frees its window slot when it completes; a write when its
-fill has arrived and its victim has entered the SRI.  A STREAM triad issues, per
+demand rate.  A miss buffer stays busy ``hold_ns`` (``core.hold.<op>``, zero
+unless given) after its fill has arrived: the time the core takes to install
+the line and, for a store, to merge it and move the dirty victim out.  Then a
+read frees its window slot; a write frees it once its victim has entered the
+SRI.  A STREAM triad issues, per
 line, a read of ``b``, a read of ``c`` and a write of ``a``.
 
 Abstracts away: instruction execution (the stride loop is memory-bound) and
@@ -26,10 +29,10 @@ class Thread:
 
     __slots__ = ("env", "spec", "label", "foreground", "node", "home", "pattern", "window", "outstanding",
                  "to_issue", "issued", "completed", "interval_ns", "next_issue_ns", "wake_pending",
-                 "stopped", "finish_ns", "latency", "coherence", "on_finish", "start_ns")
+                 "stopped", "finish_ns", "latency", "coherence", "on_finish", "start_ns", "hold_ns")
 
     def __init__(self, env, spec, node: int, home: int, window: int, lines: int | None,
-                 foreground: bool, coherence, on_finish=None):
+                 foreground: bool, coherence, on_finish=None, hold_ns: float = 0.0):
         self.env = env
         self.spec = spec
         self.label = spec.label
@@ -52,6 +55,7 @@ class Thread:
         self.coherence = coherence
         self.on_finish = on_finish
         self.start_ns = 0.0
+        self.hold_ns = hold_ns
 
     def start(self, at_ns: float) -> None:
         self.start_ns = at_ns

@@ -5,7 +5,9 @@ write waits in its crossbar buffer until an entry is free), the DRAM as a
 first-come-first-served server with a sustained bandwidth of peak x efficiency
 per 64-byte line plus a fixed access latency that does not occupy it, and the
 MCT's crossbar command buffers (K8: response 5, probe 2) through which read
-data and coherence probes leave.  A read holds its queue entry until its data
+data and coherence probes leave.  A probe broadcast takes one probe buffer;
+the crossbar copies it to every target, and the buffer is free once the last
+copy has left.  A read holds its queue entry until its data
 has a crossbar buffer; a victim write until DRAM has absorbed it.
 
 Abstracts away: banks, pages and refresh.  The efficiency factor stands for
@@ -85,14 +87,42 @@ class MCT:
         self.queue.release(now)
         self._enter_xbar(pkt, RESPONSE)
 
-    def send_probe(self, pkt) -> None:
-        pkt.path = self.routes[pkt.dst]
-        self.pools[PROBE].request(self._send_probe, pkt)
+    def broadcast(self, probes) -> None:
+        """Send one broadcast probe: a single MCT probe buffer, copied by the crossbar to every target.
 
-    def _send_probe(self, pkt) -> None:
-        self._enter_xbar(pkt, PROBE)
+        ``probes`` are the copies, one per target node, in the order they
+        enter their links; the buffer is free once the last copy has left.
+        """
+        self.pools[PROBE].request(self._send_broadcast, probes)
+
+    def _send_broadcast(self, probes) -> None:
+        hold = _BroadcastHold(self.pools[PROBE], len(probes))
+        for pkt in probes:
+            pkt.path = self.routes[pkt.dst]
+            pkt.held = hold
+            pkt.held_data = None
+            enter_fabric(self.env, pkt, self.xbar_delay_ns, self.xbar)
 
     def _enter_xbar(self, pkt, vc) -> None:
         pkt.held = self.pools[vc]
         pkt.held_data = None
         enter_fabric(self.env, pkt, self.xbar_delay_ns, self.xbar)
+
+
+class _BroadcastHold:
+    """The MCT probe buffer shared by the copies of one broadcast; freed when the last copy leaves."""
+
+    __slots__ = ("pool", "copies", "latest_ns")
+
+    def __init__(self, pool, copies: int):
+        self.pool = pool
+        self.copies = copies
+        self.latest_ns = 0.0
+
+    def release(self, when_ns: float) -> float:
+        if when_ns > self.latest_ns:
+            self.latest_ns = when_ns
+        self.copies -= 1
+        if self.copies == 0:
+            return self.pool.release(self.latest_ns)
+        return when_ns

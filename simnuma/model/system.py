@@ -101,7 +101,8 @@ class System:
         node = self.topology.node(spec.node)
         window = node.window[spec.op]
         return Thread(self.env, spec, self.index[spec.node], self.index[spec.mem_node], window, lines,
-                      foreground, self.coherence, self._finished if foreground else None)
+                      foreground, self.coherence, self._finished if foreground else None,
+                      hold_ns=(node.hold_ns or {}).get(spec.op, 0.0))
 
     def _finished(self, thread: Thread) -> None:
         self.finish_total_ns[thread] = self.env.now + self.offset_ns
