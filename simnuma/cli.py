@@ -17,6 +17,8 @@ COMMAND_MODULES = (
     "simnuma.commands.topo",
     "simnuma.commands.run",
     "simnuma.bench.cli",
+    "simnuma.commands.calibrate",
+    "simnuma.commands.reproduce",
 )
 
 

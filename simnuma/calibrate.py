@@ -1,0 +1,1470 @@
+"""Calibration: fitting a board's free parameters to measured cases.
+
+A calibration fits named free parameters (:data:`PARAMETERS`: DRAM latency
+and efficiency, link, crossbar and probe latencies, the per-op outstanding
+windows, ...) to the measurements of chosen cases (by default the
+single-thread ones) by bounded least squares on relative residuals
+``(predicted - measured) / measured``, predicting every measurement with the
+model itself in steady mode.
+
+The fit in outline (``docs/calibration.md`` has the details):
+
+1. Continuous parameters are scaled to [0, 1] over their physical bounds and
+   fitted with :func:`scipy.optimize.least_squares` (trust region), with a
+   forward-difference Jacobian of step :data:`DIFF_STEP` whose perturbed
+   points are simulated together on a process pool.  Every simulation is
+   cached by case and by the parameter values it depends on.
+2. Windows are integers.  After the fit at the board's own windows, every
+   combination in the window grid is screened: its residuals at the fitted
+   continuous values (cheap: a case depends only on the windows of its own
+   ops) plus the linear correction the Jacobian allows; the best are followed
+   by a few frozen-Jacobian steps.  Each continuous parameter is also tried
+   across its range (to look past plateaus).  The most promising candidates
+   are refitted, and the best fit is kept.
+3. The Jacobian at the solution gives each parameter's uncertainty (residual
+   variance, floored at the model's 1% steady-state precision).  A parameter
+   no prediction depends on, or one whose uncertainty spans more than half
+   its range, is *not determined* by the data and keeps its prior value (the
+   others are refitted); so is a window whose values across most of its grid
+   fit within one sigma.
+
+:func:`calibrated_yaml` writes the fitted board: the original file with the
+fitted values substituted in place (comments kept) where possible, and a
+comment block saying what was fitted to what, including a machine-readable
+``# simnuma-calibration: {...}`` line that :func:`read_calibration_record`
+parses back, so that validation can refuse the calibration cases.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import itertools
+import json
+import math
+import multiprocessing
+import re
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from . import __version__
+from .errors import CalibrationError, SimnumaError, SpecError, TopologyError
+from .measurements import Case, MeasurementSet, parse_case
+from .model import simulate
+from .topology import Topology, load_topology, parse_topology
+from .workload import OPS, ThreadSpec, Workload, parse_spec
+
+__all__ = [
+    "FreeParameter",
+    "PARAMETERS",
+    "DEFAULT_FIT",
+    "parse_fit",
+    "Calibration",
+    "ParameterFit",
+    "FitRow",
+    "calibrate",
+    "predict",
+    "check_measurements",
+    "calibrated_yaml",
+    "read_calibration_record",
+    "RECORD_PREFIX",
+    "DIFF_STEP",
+]
+
+DEFAULT_SIZE_BYTES = 64 * 2**20
+STRIDE_OPS = frozenset({"r", "w", "t"})   # ops of the default calibration cases
+DIFF_STEP = 0.05             # finite-difference step, as a fraction of a parameter's range
+NOISE_FLOOR = 0.01           # relative precision of one steady-mode prediction (its 1% confidence target)
+NEGLIGIBLE_CHANGE = 1e-3     # a parameter whose step moves no prediction by more than this is unused
+UNDETERMINED_SPREAD = 0.5    # one-sigma uncertainty above this fraction of the range: not determined
+MAX_FIT_EVALUATIONS = 15     # residual evaluations per continuous fit (Jacobians come on top)
+FIT_FTOL = 1e-2              # stop when the cost falls by less than 1% (predictions are precise to ~1%)
+FIT_XTOL = 1e-2              # ... or the step is under 1% of the scaled parameters
+JACOBIAN_REFRESH = 2         # accepted steps between finite-difference Jacobians (Broyden updates between)
+WINDOW_VERIFIED = 4          # screened window combinations followed by chord steps
+WINDOW_CHORD_STEPS = 3       # frozen-Jacobian Gauss-Newton steps per followed combination
+WINDOW_CANDIDATES = 2        # of those, the best ones refitted ...
+WINDOW_PROMISE = 3.0         # ... if their cost is under this multiple of the incumbent's
+SEARCH_ROUNDS = 3            # rounds of looking for better starts (windows: the grid, then neighbours)
+SCAN_FRACTIONS = (1 / 6, 1 / 2, 5 / 6)   # where in its range each parameter is tried by the scan
+DOCUMENT_DIGITS = 4          # significant digits of a fitted value in the calibrated board
+RECORD_PREFIX = "# simnuma-calibration: "
+_BLOCK_START = "# ---- simnuma calibrate"
+_BLOCK_END = "# ---- end of simnuma calibrate"
+
+
+# ------------------------------------------------------------------ free parameters
+
+@dataclass(frozen=True)
+class FreeParameter:
+    """A parameter a calibration may fit: its document path, unit and physical bounds."""
+
+    name: str
+    path: str
+    unit: str
+    low: float
+    high: float
+    description: str
+    integer: bool = False
+
+    @property
+    def op(self) -> str | None:
+        """For a per-op core parameter (``core.window.<op>``, ``core.hold.<op>``), the op it belongs to."""
+        return self.name.rsplit(".", 1)[1] if self.name.startswith("core.") else None
+
+    def prior(self, topology: Topology) -> float:
+        """The value the board gives (its first node or link)."""
+        node = topology.nodes[0]
+        if self.integer:
+            return float(node.window[self.op])
+        if self.name.startswith("core.hold."):
+            return float((node.hold_ns or {}).get(self.op, 0.0))  # not given: no hold
+        getters = {
+            "memory.latency": lambda: node.memory_latency_ns,
+            "memory.efficiency": lambda: node.memory_efficiency,
+            "memory.bandwidth": lambda: node.memory_bandwidth_GBps,
+            "sri.latency": lambda: node.sri_latency_ns,
+            "xbar.latency": lambda: node.xbar_latency_ns,
+            "probe.lookup": lambda: node.probe_lookup_ns,
+            "link.latency": lambda: topology.links[0].latency_ns if topology.links else None,
+        }
+        return getters[self.name]()
+
+    def rounded(self, value: float) -> float:
+        """``value`` as written to a board file: a whole number of lines, or four significant digits."""
+        return float(int(round(value))) if self.integer else float(_round(value, DOCUMENT_DIGITS))
+
+    def document_value(self, value: float):
+        """``value`` as the board document writes it (``38.62 ns``, ``0.6214``, ``3``)."""
+        value = self.rounded(value)
+        if self.integer:
+            return int(value)
+        if self.unit == "ns":
+            return f"{_round(value, DOCUMENT_DIGITS)} ns"
+        if self.unit == "GB/s":
+            return f"{_round(value, DOCUMENT_DIGITS)} GB/s"
+        return _round(value, DOCUMENT_DIGITS)
+
+    def format(self, value: float, uncertainty: float | None = None) -> str:
+        """``38.6 ± 2.1 ns``."""
+        if self.integer:
+            return f"{int(round(value))}"
+        unit = f" {self.unit}" if self.unit else ""
+        if uncertainty is None or not math.isfinite(uncertainty):
+            return f"{_round(value, 3)}{unit}"
+        return f"{_round(value, 3)} ± {_round(uncertainty, 2)}{unit}"
+
+    @property
+    def bounds_text(self) -> str:
+        """``20..120 ns``."""
+        unit = f" {self.unit}" if self.unit and not self.integer else ""
+        return f"{_round(self.low, 4)}..{_round(self.high, 4)}{unit}"
+
+    def with_bounds(self, low: float, high: float) -> "FreeParameter":
+        return replace(self, low=low, high=high)
+
+
+def _round(value: float, digits: int):
+    """``value`` to ``digits`` significant digits, as an int when whole."""
+    if value == 0:
+        return 0
+    if not math.isfinite(value):
+        return value
+    rounded = float(f"{value:.{digits}g}")
+    return int(rounded) if rounded.is_integer() else rounded
+
+
+def _window(op: str, what: str) -> FreeParameter:
+    return FreeParameter(f"core.window.{op}", f"defaults.core.window.{op}", "lines", 1, 8,
+                         f"outstanding lines per core for {what} (miss buffers and prefetch)", integer=True)
+
+
+def _hold(op: str, what: str) -> FreeParameter:
+    return FreeParameter(f"core.hold.{op}", f"defaults.core.hold.{op}", "ns", 0.1, 60.0,
+                         f"time a miss buffer stays busy after its fill for {what} (installing the line"
+                         + (", merging the store and moving the victim out)" if op != "r" else ")"))
+
+
+PARAMETERS = {p.name: p for p in (
+    FreeParameter("memory.latency", "defaults.memory.latency", "ns", 20.0, 120.0, "DRAM access latency"),
+    FreeParameter("memory.efficiency", "defaults.memory.efficiency", "", 0.4, 0.95,
+                  "sustained fraction of the DRAM peak bandwidth"),
+    FreeParameter("memory.bandwidth", "defaults.memory.bandwidth", "GB/s", 1.0, 400.0,
+                  "peak DRAM bandwidth per node"),
+    FreeParameter("link.latency", "link_defaults.latency", "ns", 1.0, 60.0, "link and PHY latency per hop"),
+    FreeParameter("xbar.latency", "defaults.xbar.latency", "ns", 0.5, 20.0, "crossbar traversal"),
+    FreeParameter("sri.latency", "defaults.sri.latency", "ns", 0.5, 20.0, "SRI pass-through latency"),
+    FreeParameter("probe.lookup", "defaults.probe.lookup", "ns", 1.0, 60.0,
+                  "cache probe lookup before the response"),
+    _window("r", "reads"),
+    _window("w", "writes"),
+    _window("t", "triads"),
+    _hold("r", "reads"),
+    _hold("w", "writes"),
+    _hold("t", "triads"),
+)}
+
+DEFAULT_FIT = ("memory.latency", "memory.efficiency", "link.latency", "xbar.latency", "probe.lookup",
+               "core.window.r", "core.window.w")
+_BOUNDS = re.compile(r"^([A-Za-z_.]+)\s*=\s*([-+0-9.eE]+)\s*:\s*([-+0-9.eE]+)$")
+
+
+def parse_fit(items=None, ops=frozenset({"r", "w"})) -> list:
+    """Free parameters from ``NAME`` or ``NAME=LOW:HIGH`` items (default :data:`DEFAULT_FIT`).
+
+    By default a window is fitted for every op the chosen cases use (``r``,
+    ``w``, ``t``); ``l`` (latency chase) threads have a window of one.
+    """
+    if not items:
+        names = [n for n in DEFAULT_FIT if not n.startswith("core.window.")]
+        names += [f"core.window.{op}" for op in ("r", "w", "t") if op in ops]
+        return [PARAMETERS[n] for n in names]
+    out, seen = [], set()
+    for item in items:
+        text = str(item).strip()
+        m = _BOUNDS.match(text)
+        name = m.group(1) if m else text
+        if name not in PARAMETERS:
+            raise CalibrationError(f"--fit {text!r}: unknown parameter; expected one of: {', '.join(PARAMETERS)}"
+                                   " (optionally NAME=LOW:HIGH)")
+        if name in seen:
+            raise CalibrationError(f"--fit {name!r} is given twice")
+        seen.add(name)
+        param = PARAMETERS[name]
+        if m:
+            param = _bounded(param, float(m.group(2)), float(m.group(3)), text)
+        out.append(param)
+    return out
+
+
+def _bounded(param: FreeParameter, low: float, high: float, text: str) -> FreeParameter:
+    if not (math.isfinite(low) and math.isfinite(high) and 0 < low < high):
+        raise CalibrationError(f"--fit {text!r}: bounds must be positive with LOW < HIGH")
+    if param.name == "memory.efficiency" and high > 1:
+        raise CalibrationError(f"--fit {text!r}: an efficiency is at most 1")
+    if param.integer and (low != int(low) or high != int(high) or high > 64):
+        raise CalibrationError(f"--fit {text!r}: window bounds are whole numbers from 1 to 64")
+    return param.with_bounds(low, high)
+
+
+# ------------------------------------------------------------------ simulating measured cases
+
+@dataclass(frozen=True)
+class SimCase:
+    """A measured case as the model runs it.
+
+    A latency chase (op ``l``) is simulated as a read with a window of one
+    line on its node; ``labels`` maps simulated labels back to measured ones.
+    """
+
+    case: Case
+    size_bytes: int
+    threads: tuple
+    background: tuple
+    window_one: tuple = ()        # nodes whose read window is forced to one
+    labels: tuple = ()            # ((simulated label, measured label), ...)
+
+    @property
+    def key(self) -> tuple:
+        return (self.case.name, self.size_bytes)
+
+    @property
+    def ops(self) -> frozenset:
+        """Ops whose windows the simulation depends on."""
+        ops = set()
+        for label in self.threads + self.background:
+            spec = parse_spec(label)
+            if not (spec.op == "r" and spec.node in self.window_one):
+                ops.add(spec.op)
+        return frozenset(ops)
+
+
+def sim_case(case: Case, size_bytes: int | None) -> SimCase:
+    """How the model runs ``case``; CalibrationError when it cannot."""
+    size = size_bytes or DEFAULT_SIZE_BYTES
+    specs = [parse_spec(s) for s in case.threads + case.background]
+    chase_nodes = {s.node for s in specs if s.op == "l"}
+    for s in specs:
+        if s.op == "r" and s.node in chase_nodes:
+            raise CalibrationError(f"case {case.name!r}: a latency chase (op l) beside a read thread on node"
+                                   f" {s.node} cannot be modelled (the chase needs the node's read window at one)")
+    labels, fg, bg = [], [], []
+    for out, group in ((fg, case.threads), (bg, case.background)):
+        for label in group:
+            spec = parse_spec(label)
+            if spec.op == "l":
+                model = ThreadSpec(spec.node, spec.core, "r", spec.mem_node, spec.rate_GBps).label
+                labels.append((model, label))
+                out.append(model)
+            else:
+                out.append(label)
+    return SimCase(case, size, tuple(fg), tuple(bg), tuple(sorted(chase_nodes)), tuple(labels))
+
+
+def _board_for(topology: Topology, sim: SimCase, changes: dict) -> Topology:
+    changes = dict(changes)
+    for node in sim.window_one:
+        changes[f"nodes.{node}.core.window.r"] = 1
+    return topology.with_parameters(changes) if changes else topology
+
+
+def _compact(result, sim: SimCase) -> dict:
+    """The figures of a Result that measurements can refer to."""
+    back = dict(sim.labels)
+    threads = {}
+    for t in result.threads:
+        accesses = t["bytes"] / 64 if t["bytes"] else 0
+        threads[back.get(t["spec"], t["spec"])] = {
+            "GBps": t["bandwidth_GBps"],
+            "ns_per_access": t["time_ns"] / accesses if accesses else math.nan,
+        }
+    makespan = result.makespan_ns
+    return {
+        "makespan_ns": makespan,
+        "threads": threads,
+        "memory": {m["node"]: m["bandwidth_GBps"] for m in result.memory},
+        "links": {(l["src"], l["dst"]): (l["bandwidth_GBps"], l["control_bytes"] / makespan) for l in result.links},
+    }
+
+
+def run_sim_case(task) -> dict:
+    """Simulate one case (``(topology, changes, SimCase, seed)``); a pool worker's job."""
+    topology, changes, sim, seed = task
+    board = _board_for(topology, sim, changes)
+    result = simulate(board, list(sim.threads), list(sim.background), size_bytes=sim.size_bytes, mode="steady",
+                      seed=seed, baseline=False)
+    return _compact(result, sim)
+
+
+def _baseline_label(topology: Topology) -> str:
+    first = topology.node_ids[0]
+    return f"{first}.0.r.{first}"
+
+
+def sim_cases_for(topology: Topology, data: MeasurementSet) -> dict:
+    """``{(case name, size): SimCase}`` for every case ``data`` needs, baselines included."""
+    out = {}
+    for m in data:
+        sim = sim_case(m.case, m.size_bytes)
+        out.setdefault(sim.key, sim)
+        if m.metric == "time_percent":
+            base = parse_case(m.baseline or _baseline_label(topology))
+            bsim = sim_case(base, m.size_bytes)
+            out.setdefault(bsim.key, bsim)
+    return out
+
+
+def predicted_value(m, results: dict, topology: Topology) -> float:
+    """The model's value of measurement ``m`` from simulated ``results`` (keyed like SimCase.key)."""
+    size = m.size_bytes or DEFAULT_SIZE_BYTES
+    res = results[(m.case.name, size)]
+    if m.metric == "time_percent":
+        base = parse_case(m.baseline or _baseline_label(topology))
+        return 100.0 * res["makespan_ns"] / results[(base.name, size)]["makespan_ns"]
+    if m.metric == "thread_GBps":
+        return res["threads"][m.thread]["GBps"]
+    if m.metric == "thread_latency_ns":
+        return res["threads"][m.thread]["ns_per_access"]
+    if m.metric == "memory_GBps":
+        return res["memory"][m.node]
+    total, control = res["links"][m.link]
+    return control if m.metric == "link_control_GBps" else total
+
+
+# ------------------------------------------------------------------ checks
+
+_SKELETON_DESCRIPTION = re.compile(r"^(?P<model>.+), \d+ NUMA node\(s\), \d+ CPUs$")
+
+
+def check_measurements(topology: Topology, data: MeasurementSet) -> None:
+    """Raise CalibrationError unless ``data`` was measured on ``topology``'s machine and fits on it."""
+    _check_machine(topology, data)
+    for case in data.cases:
+        _check_case(topology, case)
+    for m in data:
+        if m.metric == "memory_GBps" and m.node not in topology.node_ids:
+            raise CalibrationError(f"{m.origin}: {m.key}: board {topology.name!r} has no node {m.node}")
+        if m.metric.startswith("link_") and m.link not in set(topology.directions):
+            raise CalibrationError(f"{m.origin}: {m.key}: board {topology.name!r} has no link"
+                                   f" {m.link[0]}->{m.link[1]}")
+        if m.metric == "time_percent":
+            _check_case(topology, parse_case(m.baseline or _baseline_label(topology)))
+
+
+def _check_machine(topology: Topology, data: MeasurementSet) -> None:
+    machine = data.machine
+    where = data.files[0] if data.files else "measurements"
+    if machine.board is not None:
+        if machine.board != topology.name:
+            raise CalibrationError(f"{where}: measured on board {machine.board!r}, not on board {topology.name!r}"
+                                   " (measurements of another machine)")
+        return
+    host_nodes = {n: cpus for n, cpus, _ in machine.nodes or ()}
+    board_nodes = {n.id: n.cores for n in topology.nodes}
+    mismatch = set(host_nodes) != set(board_nodes) or any(
+        cpus and board_nodes[n] != cpus for n, cpus in host_nodes.items())
+    skeleton = _SKELETON_DESCRIPTION.match(topology.description or "")
+    if skeleton and machine.cpu_model and skeleton.group("model") != machine.cpu_model:
+        mismatch = True
+    if mismatch:
+        cores = ", ".join(f"N{n}: {c}" for n, c in sorted(board_nodes.items()))
+        raise CalibrationError(f"{where}: measured on {machine.description}; board {topology.name!r} has"
+                               f" {len(board_nodes)} node(s) with cores {cores}"
+                               f"{' and another CPU' if skeleton else ''} (measurements of another host)")
+
+
+def _check_case(topology: Topology, case: Case) -> None:
+    try:
+        Workload.build(case.threads, case.background, ops=OPS).check(topology)
+    except SpecError as exc:
+        raise CalibrationError(f"case {case.name!r} cannot be placed on board {topology.name!r}: {exc}") from None
+    sim_case(case, None)
+
+
+# ------------------------------------------------------------------ evaluating many parameter sets
+
+class Evaluator:
+    """Simulates cases for parameter sets, in parallel, with a cache.
+
+    A case's cache key holds the continuous parameter values and only the
+    windows of the ops the case uses, so screening windows reuses work.
+    """
+
+    def __init__(self, topology: Topology, data: MeasurementSet, params: list, processes: int = 2,
+                 seed: int = 1, progress=None):
+        self.topology = topology
+        self.data = data
+        self.params = list(params)
+        self.seed = seed
+        self.sims = sim_cases_for(topology, data)
+        self.measured = np.array([m.value for m in data])
+        self.cache: dict = {}
+        self.simulations = 0
+        self.evaluations = 0
+        self.progress = progress
+        self.processes = max(1, int(processes))
+        self._pool = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+            self._pool = None
+
+    def _pool_or_none(self):
+        if self.processes <= 1:
+            return None
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(max_workers=self.processes,
+                                             mp_context=multiprocessing.get_context("fork"))
+        return self._pool
+
+    def changes(self, values: dict) -> dict:
+        """``with_parameters`` changes for ``{parameter name: value}``."""
+        out = {}
+        for p in self.params:
+            v = values[p.name]
+            if p.name.startswith("core.hold.") and v <= 0:
+                continue  # no hold: the board leaves it out
+            out[p.path] = int(round(v)) if p.integer else float(v)
+        return out
+
+    def _key(self, sim: SimCase, values: dict) -> tuple:
+        ops = sim.ops
+        relevant = tuple((p.name, round(values[p.name], 9)) for p in self.params if p.op is None or p.op in ops)
+        return (sim.key, relevant)
+
+    def results_many(self, value_sets: list) -> list:
+        """Simulated results of every case for each parameter set (``{sim key: figures}`` each)."""
+        todo = {}
+        for values in value_sets:
+            changes = None
+            for sim in self.sims.values():
+                key = self._key(sim, values)
+                if key not in self.cache and key not in todo:
+                    changes = changes if changes is not None else self.changes(values)
+                    todo[key] = (self.topology, changes, sim, self.seed)
+        self._run(todo)
+        self.evaluations += len(value_sets)
+        return [{sim.key: self.cache[self._key(sim, values)] for sim in self.sims.values()}
+                for values in value_sets]
+
+    def _run(self, todo: dict) -> None:
+        if not todo:
+            return
+        keys = list(todo)
+        pool = self._pool_or_none()
+        try:
+            if pool is None:
+                outputs = (run_sim_case(todo[k]) for k in keys)
+            else:
+                outputs = pool.map(run_sim_case, [todo[k] for k in keys])
+            for key, out in zip(keys, outputs):
+                self.cache[key] = out
+                self.simulations += 1
+                if self.progress is not None:
+                    self.progress(1)
+        except SimnumaError as exc:
+            raise CalibrationError(f"a simulation failed during the fit: {exc}") from None
+
+    def predictions(self, values: dict) -> np.ndarray:
+        return self.predictions_many([values])[0]
+
+    def predictions_many(self, value_sets: list) -> list:
+        out = []
+        for results in self.results_many(value_sets):
+            out.append(np.array([predicted_value(m, results, self.topology) for m in self.data]))
+        return out
+
+    def residuals_many(self, value_sets: list) -> list:
+        """Relative residuals ``(predicted - measured) / measured`` for each parameter set."""
+        res = [(p - self.measured) / self.measured for p in self.predictions_many(value_sets)]
+        for r in res:
+            if not np.all(np.isfinite(r)):
+                raise CalibrationError("the model gave no finite prediction for some measurement"
+                                       " (a thread that never finished?)")
+        return res
+
+
+# ------------------------------------------------------------------ the fit
+
+@dataclass
+class _Fit:
+    """One continuous fit at fixed windows."""
+
+    windows: dict
+    u: np.ndarray
+    residuals: np.ndarray
+    jacobian: np.ndarray | None
+    status: int
+    message: str
+    fresh: bool = False           # the Jacobian is a finite-difference one at ``u``
+
+    @property
+    def cost(self) -> float:
+        return float(np.sum(self.residuals ** 2))
+
+
+class _Search:
+    """The continuous fits and the window screen of one calibration.
+
+    ``fixed`` holds parameters kept at given values (the undetermined ones,
+    once they are reset to their priors).
+    """
+
+    def __init__(self, ev: Evaluator, params: list, priors: dict, max_evaluations: int, log, fixed=None):
+        self.ev = ev
+        self.fixed = dict(fixed or {})
+        self.continuous = [p for p in params if not p.integer and p.name not in self.fixed]
+        self.windows = [p for p in params if p.integer]
+        self.priors = priors
+        self.low = np.array([p.low for p in self.continuous])
+        self.span = np.array([p.high - p.low for p in self.continuous])
+        self.max_evaluations = max_evaluations
+        self.log = log
+        self.fits: dict = {}          # window tuple -> _Fit
+        self.screened = 0
+        self.window_costs: dict = {}  # window tuple -> lowest cost seen (predicted, after chord steps, or fitted)
+
+    # -- coordinates
+    def values(self, u, windows: dict) -> dict:
+        """Every parameter's value: fixed ones, continuous ones from ``u``, the windows."""
+        out = dict(self.fixed)
+        out.update({p.name: float(lo + x * s) for p, lo, x, s in zip(self.continuous, self.low, u, self.span)})
+        out.update(windows)
+        return out
+
+    def u_of(self, values: dict) -> np.ndarray:
+        x = np.array([values[p.name] for p in self.continuous], dtype=float)
+        return np.clip((x - self.low) / self.span, 0.0, 1.0) if len(x) else x
+
+    def wkey(self, windows: dict) -> tuple:
+        return tuple(int(windows[p.name]) for p in self.windows)
+
+    def note_cost(self, key: tuple, cost: float) -> None:
+        """Remember the lowest cost known for a window combination."""
+        if cost < self.window_costs.get(key, math.inf):
+            self.window_costs[key] = cost
+
+    def window_ranges(self, best: _Fit) -> dict:
+        """``{window name: (low, high)}``: the values whose best known cost is within one sigma of the best.
+
+        One sigma is the residual variance of the fit (floored at the model's
+        precision): a window whose neighbours fit as well is not determined.
+        """
+        dof = max(len(best.residuals) - len(self.continuous) - len(self.windows), 1)
+        tolerance = max(best.cost / dof, NOISE_FLOOR ** 2)
+        out = {}
+        for k, p in enumerate(self.windows):
+            good = [key[k] for key, cost in self.window_costs.items() if cost <= best.cost + tolerance]
+            value = int(best.windows[p.name])
+            out[p.name] = (min(good + [value]), max(good + [value]))
+        return out
+
+    def wtext(self, windows: dict) -> str:
+        return ", ".join(f"{p.op}={int(windows[p.name])}" for p in self.windows) or "-"
+
+    # -- Jacobian: forward differences, all perturbed points simulated together
+    def jacobian(self, u, windows: dict) -> np.ndarray:
+        n = len(u)
+        steps = np.where(u + DIFF_STEP <= 1.0, DIFF_STEP, -DIFF_STEP)
+        points = []
+        for j in range(n):
+            point = np.array(u, dtype=float)
+            point[j] += steps[j]
+            points.append(point)
+        res = self.ev.residuals_many([self.values(u, windows)] + [self.values(p, windows) for p in points])
+        if not n:
+            return np.zeros((len(res[0]), 0))
+        return np.column_stack([(res[j + 1] - res[0]) / steps[j] for j in range(n)])
+
+    def fit(self, windows: dict, u0, jacobian=None) -> _Fit:
+        """Fit the continuous parameters at fixed ``windows`` starting from ``u0``.
+
+        The Jacobian is a finite-difference one at the start (or ``jacobian``,
+        that of a neighbouring fit, when given) and after every
+        :data:`JACOBIAN_REFRESH` accepted steps; in between it is updated from
+        the steps taken (Broyden's rank-one update), which costs no simulation.
+        The returned fit's Jacobian is whatever the last step used; call
+        :meth:`refresh` for a finite-difference one at the solution.
+        """
+        from scipy.optimize import least_squares
+
+        key = self.wkey(windows)
+        if not self.continuous:
+            r = self.ev.residuals_many([self.values(np.zeros(0), windows)])[0]
+            result = _Fit(dict(windows), np.zeros(0), r, np.zeros((len(r), 0)), 1, "no continuous parameter", True)
+            self.fits[key] = result
+            return result
+
+        def fun(u):
+            return self.ev.residuals_many([self.values(u, windows)])[0]
+
+        state = {"J": jacobian, "u": None, "r": None, "calls": 0, "fresh": False}
+
+        def jac(u):
+            u = np.array(u, dtype=float)
+            r = fun(u)  # cached: least_squares evaluated it just before
+            if state["J"] is None or (state["calls"] and state["calls"] % JACOBIAN_REFRESH == 0):
+                J, fresh = self.jacobian(u, windows), True
+            elif state["u"] is None:
+                J, fresh = state["J"], False
+            else:
+                J, fresh = _broyden(state["J"], u - state["u"], r - state["r"]), False
+            state.update(J=J, u=u, r=r, calls=state["calls"] + 1, fresh=fresh)
+            return J
+
+        sol = least_squares(fun, np.clip(u0, 0.0, 1.0), jac=jac, bounds=(0.0, 1.0), method="trf",
+                            ftol=FIT_FTOL, xtol=FIT_XTOL, gtol=1e-8, x_scale=1.0, max_nfev=self.max_evaluations)
+        fresh = state["fresh"] and state["u"] is not None and np.array_equal(state["u"], sol.x)
+        result = _Fit(dict(windows), sol.x, sol.fun, sol.jac, sol.status, sol.message, fresh)
+        if key not in self.fits or result.cost < self.fits[key].cost:
+            self.fits[key] = result
+        self.note_cost(key, result.cost)
+        self.log(f"fit at windows {self.wtext(windows)}: cost {result.cost:.4g} after {sol.nfev} evaluations"
+                 f" ({'converged' if sol.status > 0 else 'evaluation limit'})")
+        return result
+
+    def refresh(self, fit: _Fit) -> _Fit:
+        """``fit`` with a finite-difference Jacobian at its solution."""
+        if fit.fresh:
+            return fit
+        fresh = replace(fit, jacobian=self.jacobian(fit.u, fit.windows), fresh=True)
+        self.fits[self.wkey(fit.windows)] = fresh
+        return fresh
+
+    # -- windows
+    def grid(self) -> list:
+        """Every combination of window values within their bounds."""
+        axes = [range(int(p.low), int(p.high) + 1) for p in self.windows]
+        return [dict(zip((p.name for p in self.windows), combo)) for combo in itertools.product(*axes)]
+
+    def neighbours(self, windows: dict) -> list:
+        """The combinations of the grid that differ from ``windows`` by at most one in each window."""
+        return [w for w in self.grid() if all(abs(w[p.name] - windows[p.name]) <= 1 for p in self.windows)]
+
+    def screen(self, fit: _Fit, combos: list) -> list:
+        """``[(predicted cost, windows, start u)]`` for the ``combos`` not fitted yet, best first.
+
+        The predicted cost is that of the residuals at the fitted continuous
+        values after the linear (Gauss-Newton) step the Jacobian allows,
+        clipped to the bounds; all combinations are predicted at once.
+        """
+        combos = [w for w in combos if self.wkey(w) not in self.fits]
+        if not combos:
+            return []
+        R = np.array(self.ev.residuals_many([self.values(fit.u, w) for w in combos]))
+        self.screened += len(combos)
+        J = fit.jacobian
+        if J is None or not J.shape[1]:
+            costs, starts = np.sum(R ** 2, axis=1), np.tile(fit.u, (len(combos), 1))
+        else:
+            starts = np.clip(fit.u - R @ np.linalg.pinv(J).T, 0.0, 1.0)
+            costs = np.sum((R + (starts - fit.u) @ J.T) ** 2, axis=1)
+        order = np.argsort(costs, kind="stable")
+        for cost, windows in zip(costs, combos):
+            self.note_cost(self.wkey(windows), float(cost))
+        return [(float(costs[i]), combos[i], starts[i]) for i in order]
+
+    def verify(self, ranked: list, jacobian) -> list:
+        """Follow the best-ranked combinations with a few frozen-Jacobian (chord) steps.
+
+        Returns ``[(cost, windows, u)]`` of the best point each reached, best
+        first; the steps of all combinations are simulated together.
+        """
+        top = [[w, u, math.inf, u] for _, w, u in ranked[:WINDOW_VERIFIED]]
+        if not self.continuous:
+            return [(c, w, u) for c, w, u in ranked[:WINDOW_VERIFIED]]
+        for _ in range(WINDOW_CHORD_STEPS):
+            residuals = self.ev.residuals_many([self.values(u, w) for w, u, _, _ in top])
+            for item, r in zip(top, residuals):
+                cost = float(np.sum(r ** 2))
+                if cost < item[2]:
+                    item[2], item[3] = cost, item[1]
+                item[1] = _linear_step(jacobian, r, item[1])
+        for w, _, cost, _ in top:
+            self.note_cost(self.wkey(w), cost)
+        return sorted(((cost, w, u) for w, _, cost, u in top), key=lambda item: item[0])
+
+    def scan(self, fit: _Fit) -> list:
+        """One parameter at a time across its range (others at the fit): ``[(cost, windows, u)]``, best first.
+
+        A local fit cannot leave a region where some parameter has no effect
+        (DRAM efficiency while memory is far from saturated, say); the scan
+        looks past such plateaus.
+        """
+        points = []
+        for j in range(len(self.continuous)):
+            for fraction in SCAN_FRACTIONS:
+                if abs(fraction - fit.u[j]) >= 0.1:
+                    u = np.array(fit.u, dtype=float)
+                    u[j] = fraction
+                    points.append(u)
+        residuals = self.ev.residuals_many([self.values(u, fit.windows) for u in points])
+        return sorted(((float(np.sum(r ** 2)), dict(fit.windows), u) for r, u in zip(residuals, points)),
+                      key=lambda item: item[0])
+
+    def run(self, start_windows: dict, u0) -> _Fit:
+        """Fit at ``start_windows``, then look for better starts and refit from the most promising.
+
+        Each round screens window combinations (the whole grid first, then the
+        neighbours of a new best) and scans each continuous parameter across
+        its range; the best candidates of both, by simulated cost, are
+        refitted.  Rounds stop when no refit improves the best fit.
+        """
+        best = self.refresh(self.fit(start_windows, u0))
+        combos = self.grid()
+        for round_no in range(SEARCH_ROUNDS):
+            candidates = []
+            ranked = self.screen(best, combos) if self.windows else []
+            if ranked:
+                checked = self.verify(ranked, best.jacobian)
+                self.log(f"screened {len(ranked)} window combinations; after {WINDOW_CHORD_STEPS} linear steps: "
+                         + "; ".join(f"{self.wtext(w)} cost {c:.3g}" for c, w, _ in checked))
+                candidates += checked
+            if self.continuous and round_no == 0:
+                scanned = self.scan(best)
+                self.log(f"scanned {len(scanned)} points one parameter at a time; best cost {scanned[0][0]:.3g}")
+                candidates += scanned[:1]
+            candidates.sort(key=lambda item: item[0])
+            chosen = [c for c in candidates if c[0] < WINDOW_PROMISE * best.cost][:WINDOW_CANDIDATES]
+            incumbent, improved = best, False
+            for _, windows, u_start in chosen:
+                candidate = self.fit(windows, u_start, jacobian=incumbent.jacobian)
+                if candidate.cost < best.cost:
+                    best, improved = candidate, True
+            if not improved:
+                break
+            best = self.refresh(best)
+            combos = self.neighbours(best.windows)
+        return self.finish(best)
+
+    def finish(self, best: _Fit) -> _Fit:
+        """Continue a best fit that stopped at the evaluation limit; raise if it still has not converged.
+
+        The result has a finite-difference Jacobian at its solution.
+        """
+        if best.status == 0:
+            self.log(f"continuing the fit at windows {self.wtext(best.windows)}")
+            best = self.fit(best.windows, best.u, jacobian=best.jacobian)
+        if best.status == 0:
+            raise CalibrationError(f"the fit did not converge within {2 * self.max_evaluations} evaluations"
+                                   f" (windows {self.wtext(best.windows)}, cost {best.cost:.3g}); fit fewer"
+                                   " parameters or allow more with --max-evaluations")
+        return self.refresh(best)
+
+
+def _broyden(J, du, dr):
+    """Broyden's rank-one update of the Jacobian ``J`` after the step ``du`` changed the residuals by ``dr``."""
+    norm = float(du @ du)
+    if norm <= 1e-12:
+        return J
+    return J + np.outer(dr - J @ du, du) / norm
+
+
+def _linear_step(J, r, u):
+    """The point in [0, 1] minimising ``|r + J (x - u)|``: a bounded Gauss-Newton step from ``u``."""
+    from scipy.optimize import lsq_linear
+
+    if J is None or not J.shape[1]:
+        return u
+    return np.clip(u + lsq_linear(J, -r, bounds=(-u, 1.0 - u)).x, 0.0, 1.0)
+
+
+# ------------------------------------------------------------------ results
+
+@dataclass(frozen=True)
+class ParameterFit:
+    """The outcome for one free parameter."""
+
+    param: FreeParameter
+    prior: float | None             # None: the board has no such parameter (a link's on a one-node board)
+    value: float | None
+    uncertainty: float | None       # one standard deviation, in the parameter's unit
+    determined: bool
+    note: str = ""
+
+    @property
+    def at_bound(self) -> bool:
+        span = self.param.high - self.param.low
+        return self.determined and (self.value - self.param.low < 0.01 * span
+                                    or self.param.high - self.value < 0.01 * span)
+
+    def to_dict(self) -> dict:
+        return {"name": self.param.name, "path": self.param.path, "unit": self.param.unit,
+                "bounds": [self.param.low, self.param.high], "prior": self.prior, "value": self.value,
+                "uncertainty": self.uncertainty, "determined": self.determined, "at_bound": self.at_bound,
+                "integer": self.param.integer, "note": self.note}
+
+
+@dataclass(frozen=True)
+class FitRow:
+    """One measurement beside its fitted prediction."""
+
+    measurement: object
+    fitted: float
+
+    @property
+    def residual_percent(self) -> float:
+        return 100.0 * (self.fitted - self.measurement.value) / self.measurement.value
+
+    def to_dict(self) -> dict:
+        m = self.measurement
+        return {"case": m.case.name, "metric": m.metric, "label": m.label, "unit": m.unit, "measured": m.value,
+                "fitted": self.fitted, "residual_percent": self.residual_percent, "source": m.source,
+                "caveat": m.caveat}
+
+
+@dataclass
+class Calibration:
+    """A finished calibration: the fitted board, the fit per measurement and per parameter."""
+
+    prior_topology: Topology
+    topology: Topology
+    data: MeasurementSet
+    cases: tuple
+    parameters: list
+    rows: list
+    simulations: int
+    evaluations: int
+    screened: int
+    fitted_windows: int
+    wall_seconds: float
+    date: str = field(default_factory=lambda: _dt.date.today().isoformat())
+
+    @property
+    def fitted(self) -> list:
+        return [p for p in self.parameters if p.determined]
+
+    @property
+    def undetermined(self) -> list:
+        return [p for p in self.parameters if not p.determined]
+
+    @property
+    def worst(self) -> FitRow:
+        return max(self.rows, key=lambda r: abs(r.residual_percent))
+
+    @property
+    def mean_abs_residual_percent(self) -> float:
+        return float(np.mean([abs(r.residual_percent) for r in self.rows]))
+
+    def changes(self) -> dict:
+        """``with_parameters`` changes of the determined parameters."""
+        return {p.param.path: p.param.document_value(p.value) for p in self.fitted}
+
+    def record(self) -> dict:
+        """The machine-readable summary written into the calibrated board's comments."""
+        return {
+            "version": __version__,
+            "date": self.date,
+            "board": self.prior_topology.name,
+            "measurements": list(self.data.files),
+            "machine": self.data.machine.to_dict(),
+            "cases": [c.name for c in self.cases],
+            "fitted": {p.param.name: {"value": _round(p.value, 4), "uncertainty": _maybe(p.uncertainty)}
+                       for p in self.fitted},
+            "not_determined": [p.param.name for p in self.undetermined],
+            "mean_abs_residual_percent": round(self.mean_abs_residual_percent, 3),
+            "worst_residual_percent": round(self.worst.residual_percent, 3),
+        }
+
+    def to_dict(self) -> dict:
+        return {**self.record(), "parameters": [p.to_dict() for p in self.parameters],
+                "rows": [r.to_dict() for r in self.rows], "simulations": self.simulations,
+                "evaluations": self.evaluations, "window_combinations_screened": self.screened,
+                "window_combinations_fitted": self.fitted_windows, "wall_seconds": self.wall_seconds}
+
+    def render_text(self) -> str:
+        """The terminal report: the fit per measurement, then per parameter."""
+        out = [f"calibrated board {self.prior_topology.name!r} on {', '.join(self.data.files)}"
+               f" ({len(self.cases)} cases, {len(self.rows)} measurements)", ""]
+        rows = [[r.measurement.case.name, r.measurement.label, _num(r.measurement.value), _num(r.fitted),
+                 f"{r.residual_percent:+.1f}%" + (" *" if r.measurement.caveat else "")] for r in self.rows]
+        out += _table(["case", "metric", "measured", "fitted", "residual"], rows)
+        out.append(f"mean |residual| {self.mean_abs_residual_percent:.1f}%, worst {self.worst.residual_percent:+.1f}%"
+                   f" ({self.worst.measurement.key})")
+        out += [f"* {r.measurement.key}: {r.measurement.caveat}" for r in self.rows if r.measurement.caveat]
+        out.append("")
+        rows = []
+        for p in self.parameters:
+            if p.value is None:
+                value = "-"
+            else:
+                value = p.param.format(p.value, p.uncertainty) if p.determined else p.param.format(p.value)
+            state = "fitted" if p.determined else "not determined, kept"
+            if p.at_bound:
+                state += " (at a bound)"
+            rows.append([p.param.name, value, "-" if p.prior is None else p.param.format(p.prior),
+                         p.param.bounds_text, state, p.note])
+        out += _table(["parameter", "value", "prior", "bounds", "", "note"], rows)
+        out.append("")
+        out.append(f"{self.simulations} simulations, {self.evaluations} parameter sets,"
+                   f" {self.screened} window combinations screened, {self.fitted_windows} fitted;"
+                   f" {self.wall_seconds:.1f} s")
+        return "\n".join(out)
+
+
+def _maybe(x):
+    return None if x is None or not math.isfinite(x) else _round(x, 3)
+
+
+def _num(x: float) -> str:
+    if x == 0:
+        return "0"
+    if abs(x) >= 100:
+        return f"{x:.1f}"
+    return f"{x:#.3g}"
+
+
+def _table(headers, rows) -> list:
+    widths = [max([len(str(h))] + [len(str(r[i])) for r in rows]) for i, h in enumerate(headers)]
+    lines = ["  ".join(f"{h:<{w}}" for h, w in zip(headers, widths)).rstrip(),
+             "  ".join("-" * w for w in widths)]
+    lines += ["  ".join(f"{str(c):<{w}}" for c, w in zip(r, widths)).rstrip() for r in rows]
+    return lines
+
+
+# ------------------------------------------------------------------ uncertainty
+
+_NO_EFFECT = "no fitted prediction depends on it"
+
+
+def _classify(search: _Search, fit: _Fit) -> dict:
+    """``{name: (determined, sigma in units, note, sigma as a fraction of the range)}``, continuous parameters."""
+    params = search.continuous
+    if not params:
+        return {}
+    J = fit.jacobian
+    m, n = J.shape
+    unused = [float(np.max(np.abs(J[:, j]))) * DIFF_STEP < NEGLIGIBLE_CHANGE for j in range(n)]
+    dof = max(m - n, 1)
+    s2 = max(float(np.sum(fit.residuals ** 2)) / dof, NOISE_FLOOR ** 2)
+    active = [j for j in range(n) if not unused[j]]
+    sigma_u = np.full(n, np.inf)
+    corr = None
+    if active:
+        Ja = J[:, active]
+        cov = s2 * np.linalg.pinv(Ja.T @ Ja, rcond=1e-10)
+        diag = np.clip(np.diag(cov), 0.0, None)
+        sigma_u[active] = np.sqrt(diag)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            corr = cov / np.sqrt(np.outer(diag, diag))
+        rank = np.linalg.matrix_rank(Ja, tol=1e-6 * max(1.0, float(np.abs(Ja).max())))
+        if rank < len(active):
+            sv = np.linalg.svd(Ja, compute_uv=True)
+            null = sv[2][-1]  # the direction the data cannot see
+            for k, j in enumerate(active):
+                if abs(null[k]) > 0.3:
+                    sigma_u[j] = np.inf
+    out = {}
+    for j, p in enumerate(params):
+        spread = float(sigma_u[j])
+        if unused[j]:
+            out[p.name] = (False, None, _NO_EFFECT, math.inf)
+        elif not math.isfinite(spread) or spread > UNDETERMINED_SPREAD:
+            out[p.name] = (False, None, "trades off with " + _partner(params, active, corr, j), spread)
+        else:
+            out[p.name] = (True, spread * float(search.span[j]), "", spread)
+    return out
+
+
+def _partner(params, active, corr, j) -> str:
+    if corr is None or j not in active:
+        return "other parameters"
+    k = active.index(j)
+    row = np.nan_to_num(np.abs(corr[k]), nan=0.0)
+    row[k] = 0.0
+    if row.size == 0 or row.max() == 0:
+        return "other parameters"
+    return params[active[int(np.argmax(row))]].name
+
+
+# ------------------------------------------------------------------ the entry point
+
+def choose_cases(data: MeasurementSet, cases=None) -> tuple:
+    """The cases to fit: named ones (measured ones only), else every single-thread stride case.
+
+    A latency chase (op ``l``) is left out by default: over an array much
+    larger than the TLB reaches it also pays page walks (nested ones in a
+    virtual machine), which the model does not have.  Name it to fit it.
+    """
+    if not cases:
+        chosen = tuple(c for c in data.single_thread_cases() if c.ops <= STRIDE_OPS)
+        if not chosen:
+            raise CalibrationError(f"{', '.join(data.files)}: no single-thread stride case (op r, w or t) to"
+                                   " calibrate on; name cases with --cases")
+        return chosen
+    measured = {c.name: c for c in data.cases}
+    out = []
+    for text in cases:
+        try:
+            name = parse_case(text).name
+        except SpecError as exc:
+            raise CalibrationError(f"--cases {text!r}: {exc}") from None
+        if name not in measured:
+            raise CalibrationError(f"--cases {text!r}: not a measured case; measured: "
+                                   + ", ".join(measured))
+        if measured[name] not in out:
+            out.append(measured[name])
+    return tuple(out)
+
+
+def calibrate(topology, data: MeasurementSet, fit=None, cases=None, processes: int = 2, seed: int = 1,
+              max_evaluations: int = MAX_FIT_EVALUATIONS, progress=None, log=None) -> Calibration:
+    """Fit ``fit`` (names, ``NAME=LOW:HIGH`` or FreeParameters; default :data:`DEFAULT_FIT`) to ``data``.
+
+    ``cases`` names the cases to fit (default: every single-thread case).
+    ``progress(n)`` is called as simulations finish; ``log(text)`` with the
+    steps of the search.  Raises CalibrationError when the measurements do not
+    belong to the board, a case cannot be placed, or the fit does not converge.
+    """
+    started = time.perf_counter()
+    topology = load_topology(topology)
+    chosen = choose_cases(data, cases)
+    subset = data.select(c.name for c in chosen)
+    check_measurements(topology, subset)
+    ops = frozenset(op for c in chosen for op in sim_case(c, None).ops)
+    if fit and all(isinstance(p, FreeParameter) for p in fit):
+        params = list(fit)
+    else:
+        params = parse_fit(fit, ops)
+    params, unusable = _usable(params, topology, ops)
+    priors = {p.name: p.prior(topology) for p in params}
+    log = log or (lambda text: None)
+    with Evaluator(topology, subset, params, processes, seed, progress) as ev:
+        search = _Search(ev, params, priors, max_evaluations, log)
+        start = {p.name: int(min(max(round(priors[p.name]), p.low), p.high)) for p in search.windows}
+        best = search.run(start, search.u_of(priors))
+        best, classes, search = _settle(search, best, priors)
+        ranges = search.window_ranges(best)
+        moved = {p.name: int(round(priors[p.name])) for p in search.windows
+                 if not _window_determined(p, ranges[p.name]) and best.windows[p.name] != round(priors[p.name])}
+        if moved:
+            log("not determined, back to their priors: " + ", ".join(f"{n}={v}" for n, v in moved.items()))
+            best = search.finish(search.fit({**best.windows, **moved}, best.u))
+            best, again, search = _settle(search, best, priors)
+            classes = {**classes, **again}
+        raw = search.values(best.u, best.windows)
+        final_values = {p.name: p.rounded(raw[p.name]) for p in params}
+        fitted = ev.predictions(final_values)  # of the values as the calibrated board writes them
+        parameters = _parameter_fits(params, priors, final_values, classes, ranges) + unusable
+        calibrated = topology.with_parameters(
+            {p.param.path: p.param.document_value(p.value) for p in parameters if p.determined})
+        return Calibration(prior_topology=topology, topology=calibrated, data=subset, cases=chosen,
+                           parameters=parameters, rows=[FitRow(m, float(v)) for m, v in zip(subset, fitted)],
+                           simulations=ev.simulations, evaluations=ev.evaluations, screened=search.screened,
+                           fitted_windows=len(search.fits), wall_seconds=time.perf_counter() - started)
+
+
+def _usable(params: list, topology: Topology, ops: frozenset):
+    """``(parameters to fit, [ParameterFit of those that cannot be])``.
+
+    A link parameter on a board without links, and the window of an op no
+    chosen case uses, are not determined by construction.
+    """
+    out, unusable = [], []
+    for p in params:
+        prior = p.prior(topology)
+        if prior is None:
+            unusable.append(ParameterFit(p, None, None, None, False, "the board has no link"))
+        elif p.op is not None and p.op not in ops:
+            unusable.append(ParameterFit(p, prior, prior, None, False, f"no fitted case uses op {p.op!r}"))
+        else:
+            out.append(p)
+    if not out:
+        raise CalibrationError(f"none of the parameters to fit matters for these cases on board {topology.name!r}")
+    return out, unusable
+
+
+def _settle(search: _Search, best: _Fit, priors: dict):
+    """Hold undetermined continuous parameters at their priors, refitting the rest.
+
+    Parameters nothing depends on are held at once (that changes no
+    prediction).  Of parameters that trade off with others, the worst
+    determined is held and the rest refitted, until every free one is
+    determined.  Returns ``(fit, classes, search)``; the search is the last
+    one (its ``fixed`` holds the held parameters).
+    """
+    held = {}
+    for _ in range(len(search.continuous) + 1):
+        classes = _classify(search, best)
+        unused = [n for n, c in classes.items() if not c[0] and c[2] == _NO_EFFECT]
+        traded = [n for n, c in classes.items() if not c[0] and c[2] != _NO_EFFECT]
+        for name in unused:
+            held[name] = classes[name]
+        if not traded:
+            break
+        worst = max(traded, key=lambda n: classes[n][3])
+        held[worst] = classes[worst]
+        search.log(f"holding {worst} at its prior ({classes[worst][2]}) and refitting the rest")
+        fixed = {**search.fixed, **{n: priors[n] for n in held}}
+        keep = [j for j, p in enumerate(search.continuous) if p.name not in fixed]
+        start_values = {**search.values(best.u, best.windows), **fixed}
+        inner = _Search(search.ev, search.continuous + search.windows, priors, search.max_evaluations, search.log,
+                        fixed=fixed)
+        inner.screened, inner.fits, inner.window_costs = search.screened, dict(search.fits), search.window_costs
+        best = inner.finish(inner.fit(best.windows, inner.u_of(start_values), jacobian=best.jacobian[:, keep]))
+        search = inner
+    if held:
+        values = {**search.values(best.u, best.windows), **{n: priors[n] for n in held}}
+        last = search
+        search = _Search(search.ev, search.continuous + search.windows, priors, search.max_evaluations, search.log,
+                         fixed={**search.fixed, **{n: priors[n] for n in held}})
+        search.screened, search.fits, search.window_costs = last.screened, last.fits, last.window_costs
+        keep = [j for j, p in enumerate(last.continuous) if p.name not in held]
+        best = replace(best, u=search.u_of(values), jacobian=best.jacobian[:, keep])
+    out = dict(classes)
+    out.update(held)
+    return best, out, search
+
+
+def _parameter_fits(params: list, priors: dict, values: dict, classes: dict, ranges: dict) -> list:
+    out = []
+    for p in params:
+        if p.integer:
+            out.append(_window_fit(p, priors[p.name], values[p.name], ranges.get(p.name)))
+            continue
+        ok, sigma, note, _ = classes[p.name]
+        value = values[p.name] if ok else priors[p.name]
+        out.append(ParameterFit(p, priors[p.name], float(value), sigma, ok, note))
+    return out
+
+
+def _window_determined(p: FreeParameter, span: tuple) -> bool:
+    """Whether the values fitting within one sigma (``span``) cover at most half the window's grid."""
+    low, high = span
+    return high - low + 1 <= max(2, (p.high - p.low + 1) // 2)
+
+
+def _window_fit(p: FreeParameter, prior: float, value: float, span) -> ParameterFit:
+    """A window's outcome: determined unless values across most of its grid fit within one sigma."""
+    grid = f"grid {int(p.low)}..{int(p.high)}"
+    low, high = span if span else (value, value)
+    if not _window_determined(p, (low, high)):
+        return ParameterFit(p, prior, prior, None, False,
+                            f"values {low}..{high} of the {grid} fit within one sigma")
+    note = f"integer, best of the {grid}" + (f"; {low}..{high} fit within one sigma" if high > low else "")
+    return ParameterFit(p, prior, float(value), (high - low) / 2 if high > low else None, True, note)
+
+
+# ------------------------------------------------------------------ prediction (validation)
+
+def predict(topology, data: MeasurementSet, processes: int = 2, seed: int = 1, progress=None) -> list:
+    """The model's value of every measurement of ``data`` on ``topology`` (same order)."""
+    topology = load_topology(topology)
+    check_measurements(topology, data)
+    with Evaluator(topology, data, [], processes, seed, progress) as ev:
+        return [float(v) for v in ev.predictions({})]
+
+
+# ------------------------------------------------------------------ the calibrated board file
+
+def calibrated_yaml(calibration: Calibration, original_text: str | None = None, sources=None) -> str:
+    """The calibrated board as YAML text, with a comment block saying what was fitted to what.
+
+    With the board's ``original_text`` the fitted values are substituted in
+    place (every other line and comment kept; the comment of a fitted value
+    says so); if that is not possible the board is written afresh.
+    ``sources`` names the measurement files as the comments should show
+    them (default: as they were read).
+    """
+    shown = list(sources) if sources else list(calibration.data.files)
+    text = _edit_in_place(original_text, calibration, ", ".join(shown)) if original_text is not None else None
+    if text is None:
+        text = calibration.topology.to_yaml()
+    text = _insert_block(_remove_block(text), _comment_block(calibration, shown))
+    if parse_topology(text, "<calibrated>") != calibration.topology:
+        raise RuntimeError("the calibrated board does not read back as fitted")
+    return text
+
+
+def _comment_block(cal: Calibration, shown: list) -> list:
+    lines = [f"{_BLOCK_START} ({cal.date}, simnuma {__version__})",
+             f"# fitted to {', '.join(shown)}: {cal.data.machine.description}",
+             f"# cases ({len(cal.cases)}): " + "; ".join(c.name for c in cal.cases)]
+    for p in cal.parameters:
+        if p.determined:
+            lines.append(f"#   {p.param.name} = {p.param.format(p.value, p.uncertainty)}"
+                         f" (prior {p.param.format(p.prior)})" + (f"; {p.note}" if p.note else ""))
+        else:
+            kept = "-" if p.prior is None else p.param.format(p.prior)
+            lines.append(f"#   {p.param.name} kept at {kept}: not determined ({p.note})")
+    lines.append("# measured -> fitted (residual):")
+    for r in cal.rows:
+        lines.append(f"#   {r.measurement.case.name} {r.measurement.label}: {_num(r.measurement.value)} ->"
+                     f" {_num(r.fitted)} ({r.residual_percent:+.1f}%)")
+    lines.append(f"# mean |residual| {cal.mean_abs_residual_percent:.1f}%, worst {cal.worst.residual_percent:+.1f}%")
+    record = dict(cal.record(), measurements=shown)
+    lines.append(RECORD_PREFIX + json.dumps(record, sort_keys=True, ensure_ascii=False))
+    lines.append(_BLOCK_END)
+    return lines
+
+
+def _remove_block(text: str) -> str:
+    lines = text.splitlines(keepends=True)
+    out, inside = [], False
+    for line in lines:
+        if line.startswith(_BLOCK_START):
+            inside = True
+            continue
+        if inside:
+            if line.startswith(_BLOCK_END):
+                inside = False
+            continue
+        out.append(line)
+    return "".join(out)
+
+
+def _insert_block(text: str, block: list) -> str:
+    """Put the block after the file's leading comment lines (its header), before the first key."""
+    lines = text.splitlines(keepends=True)
+    at = 0
+    while at < len(lines) and lines[at].lstrip().startswith("#"):
+        at += 1
+    return "".join(lines[:at]) + "".join(line + "\n" for line in block) + "".join(lines[at:])
+
+
+def read_calibration_record(text: str) -> dict | None:
+    """The ``# simnuma-calibration: {...}`` record of a calibrated board's text, or None."""
+    for line in text.splitlines():
+        if line.startswith(RECORD_PREFIX):
+            try:
+                record = json.loads(line[len(RECORD_PREFIX):])
+            except json.JSONDecodeError:
+                raise CalibrationError("the board's simnuma-calibration comment is malformed JSON") from None
+            if not isinstance(record, dict) or not isinstance(record.get("cases"), list):
+                raise CalibrationError("the board's simnuma-calibration comment lists no cases")
+            return record
+    return None
+
+
+def _edit_in_place(text: str, cal: Calibration, shown: str) -> str | None:
+    """``text`` with the fitted defaults substituted and their comments updated; None if not possible."""
+    import yaml
+
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return None
+    text = _insert_missing(text, root, [p for p in cal.fitted if _scalar_at(root, p.param.path.split(".")) is None])
+    if text is None:
+        return None
+    root = yaml.compose(text, Loader=yaml.SafeLoader)
+    edits = {}     # start index -> (end index, new text)
+    notes = {}     # line number -> [fitted parameters on it]
+    others = {}    # line number -> keys beside them on that line that were not fitted
+    for p in cal.fitted:
+        parts = p.param.path.split(".")
+        node = _scalar_at(root, parts)
+        if node is None:
+            return None
+        edits[node.start_mark.index] = (node.end_mark.index, str(p.param.document_value(p.value)))
+        line = node.start_mark.line
+        notes.setdefault(line, []).append(p)
+        for key in _keys_on_line(_node_at(root, parts[:-1]), line):
+            if key not in others.setdefault(line, []):
+                others[line].append(key)
+    for line, fitted in notes.items():
+        done = {p.param.path.rsplit(".", 1)[1] for p in fitted}
+        others[line] = [key for key in others[line] if key not in done]
+    out = text
+    for start in sorted(edits, reverse=True):
+        end, new = edits[start]
+        out = out[:start] + new + out[end:]
+    lines = out.splitlines(keepends=True)
+    original = text.splitlines()
+    for line_no, fitted in notes.items():
+        column = len(_split_comment(original[line_no])[0])
+        lines[line_no] = _with_comment(lines[line_no], fitted, shown, column, others[line_no])
+    out = "".join(lines)
+    try:
+        if parse_topology(out, "<calibrated>") != cal.topology:
+            return None
+    except TopologyError:
+        return None
+    return out
+
+
+def _insert_missing(text: str, root, params: list) -> str | None:
+    """``text`` with a line for each fitted parameter the file does not set yet; None if that is not possible.
+
+    The value goes under the deepest block mapping of its path that exists,
+    as ``key: {sub: value}`` on a new line after that mapping's last line.
+    """
+    import yaml
+
+    groups = {}   # (line to insert after, indent) -> {first missing key: {rest: value}}
+    for p in params:
+        parts = p.param.path.split(".")
+        depth = len(parts) - 1
+        while depth > 0 and _node_at(root, parts[:depth]) is None:
+            depth -= 1
+        mapping = _node_at(root, parts[:depth])
+        if not isinstance(mapping, yaml.MappingNode) or mapping.flow_style or not mapping.value:
+            return None
+        where = (_last_line(mapping), mapping.value[0][0].start_mark.column)
+        nested = groups.setdefault(where, {})
+        for key in parts[depth:-1]:
+            nested = nested.setdefault(key, {})
+        nested[parts[-1]] = p.param.document_value(p.value)
+    lines = text.splitlines(keepends=True)
+    for (after, indent), entries in sorted(groups.items(), reverse=True):
+        new = [" " * indent + f"{key}: {_flow(value)}\n" for key, value in entries.items()]
+        lines[after + 1:after + 1] = new
+    return "".join(lines)
+
+
+def _flow(value) -> str:
+    """A value (a nested dict of scalars) in YAML flow style."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_flow(v)}" for k, v in value.items()) + "}"
+    return str(value)
+
+
+def _last_line(node) -> int:
+    """The last line (0-based) a YAML node's text occupies."""
+    import yaml
+
+    if isinstance(node, yaml.MappingNode) and node.value and not node.flow_style:
+        return max(_last_line(v) for _, v in node.value)
+    if isinstance(node, yaml.SequenceNode) and node.value and not node.flow_style:
+        return max(_last_line(v) for v in node.value)
+    end = node.end_mark
+    return end.line - 1 if end.column == 0 and end.line > node.start_mark.line else end.line
+
+
+def _node_at(root, parts):
+    """The YAML node at the key path ``parts`` (None when there is none)."""
+    import yaml
+
+    node = root
+    for part in parts:
+        if not isinstance(node, yaml.MappingNode):
+            return None
+        for key, value in node.value:
+            if isinstance(key, yaml.ScalarNode) and key.value == part:
+                node = value
+                break
+        else:
+            return None
+    return node
+
+
+def _scalar_at(root, parts):
+    import yaml
+
+    node = _node_at(root, parts)
+    return node if isinstance(node, yaml.ScalarNode) else None
+
+
+def _keys_on_line(mapping, line: int) -> list:
+    """Keys of ``mapping`` whose values are scalars written on ``line``."""
+    import yaml
+
+    if not isinstance(mapping, yaml.MappingNode):
+        return set()
+    return [key.value for key, value in mapping.value
+            if isinstance(key, yaml.ScalarNode) and isinstance(value, yaml.ScalarNode)
+            and value.start_mark.line == line]
+
+
+def _with_comment(line: str, fitted: list, shown: str, column: int, unfitted=()) -> str:
+    """``line`` whose comment says the values on it were fitted (replacing an 'assumption' comment).
+
+    ``unfitted`` names other values on the line that were not fitted (they
+    stay assumptions).  The comment stays at ``column`` (where it was) when
+    the code still fits before it.
+    """
+    body, newline = (line[:-1], "\n") if line.endswith("\n") else (line, "")
+    code, comment = _split_comment(body)
+    if comment is not None:
+        comment = _FITTED_NOTE.sub("", comment).strip() or None  # a previous calibration's note goes
+    replace_comment = comment is None or _is_assumption(comment)
+    windows = all(p.param.integer for p in fitted)
+    if len(fitted) == 1:
+        p = fitted[0]
+        what = f"{p.param.description}, fitted" if replace_comment else "fitted"
+    else:
+        what = ("outstanding lines per core (miss buffers and prefetch), fitted" if windows and replace_comment
+                else "fitted")
+    if windows:
+        values = ", ".join(f"{p.param.op}: {int(p.value)}" for p in fitted) + "; best of a grid search"
+    elif len(fitted) == 1:
+        values = fitted[0].param.format(fitted[0].value, fitted[0].uncertainty)
+    else:
+        values = ", ".join(f"{p.param.name}: {p.param.format(p.value, p.uncertainty)}" for p in fitted)
+    note = f"{what} by simnuma calibrate on {shown} ({values})"
+    if unfitted and replace_comment:
+        note += f"; {', '.join(unfitted)}: assumption, not fitted"
+    new_comment = note if replace_comment else f"{comment.rstrip()}; {note}"
+    code = code.rstrip()
+    pad = " " * max(2, column - len(code)) if comment is not None else "  "
+    return f"{code}{pad}# {new_comment}{newline}"
+
+
+_FITTED_NOTE = re.compile(r"(?:^|;)[^;]*fitted by simnuma calibrate on .*$")
+
+
+def _split_comment(line: str):
+    """``(code including the spaces before '#', comment text)``; comment None when there is none."""
+    quote = None
+    for i, ch in enumerate(line):
+        if quote:
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and (i == 0 or line[i - 1] in " \t"):
+            return line[:i], line[i + 1:].strip()
+    return line, None
+
+
+def _is_assumption(comment: str) -> bool:
+    return comment.lower().startswith("assumption")
+

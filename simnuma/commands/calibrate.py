@@ -1,0 +1,132 @@
+"""``simnuma calibrate`` and ``simnuma validate``: fit a board to measurements, then check its predictions."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ..errors import CalibrationError
+
+__all__ = ["register"]
+
+
+def register(sub) -> None:
+    cal = sub.add_parser(
+        "calibrate", help="fit a board's free parameters to measured cases and write the calibrated board",
+        description="Fit free parameters of TOPO (bounded least squares on relative residuals, the model in"
+                    " steady mode) to the measured cases (default: the single-thread ones) and write the"
+                    " calibrated board, whose comments record what was fitted to what.")
+    cal.add_argument("board", metavar="TOPO", help="bundled board name (e.g. quartet) or board YAML file")
+    cal.add_argument("sources", nargs="+", metavar="MEASUREMENTS",
+                     help="benchmark JSON, suite folder or suite.json, or reference dataset (path or name,"
+                          " e.g. quartet-single-thread)")
+    cal.add_argument("--fit", nargs="+", metavar="PARAM[=LOW:HIGH]",
+                     help="parameters to fit (default: memory.latency memory.efficiency link.latency xbar.latency"
+                          " probe.lookup and the windows core.window.<op> of the ops measured); see"
+                          " docs/calibration.md for all names and their bounds")
+    cal.add_argument("--cases", nargs="+", metavar="SPEC", help="cases to fit, e.g. 0.0.r.1 '0.0.w.0 0.1.w.0'"
+                                                              " (default: every single-thread case)")
+    cal.add_argument("-o", "--output", required=True, metavar="CALIBRATED.yaml", help="calibrated board to write")
+    cal.add_argument("--jobs", type=int, default=2, metavar="N", help="simulations run in parallel (default 2)")
+    cal.add_argument("--max-evaluations", type=int, default=None, metavar="N",
+                     help="residual evaluations per continuous fit (default 15)")
+    cal.add_argument("--seed", type=int, default=1, help="random seed of the simulations (default 1)")
+    cal.add_argument("--json", metavar="FILE", help="also write the fit as JSON")
+    cal.set_defaults(func=cmd_calibrate)
+
+    val = sub.add_parser(
+        "validate", help="predict the measured cases a calibration did not use and report the errors",
+        description="Predict every measured case not used to calibrate TOPO and report predicted, measured"
+                    " and error per case, the mean and worst absolute error; with -o, also Markdown, CSV,"
+                    " JSON, a parity plot and a bar chart.")
+    val.add_argument("board", metavar="TOPO", help="calibrated board YAML (or a bundled board name)")
+    val.add_argument("sources", nargs="+", metavar="MEASUREMENTS",
+                     help="benchmark JSON, suite folder or suite.json, or reference dataset (path or name)")
+    val.add_argument("-o", "--output", metavar="DIR", help="folder for validation.md, .csv, .json and the plots")
+    val.add_argument("--jobs", type=int, default=2, metavar="N", help="simulations run in parallel (default 2)")
+    val.add_argument("--seed", type=int, default=1, help="random seed of the simulations (default 1)")
+    val.set_defaults(func=cmd_validate)
+
+
+def _stderr_log(text: str) -> None:
+    if sys.stderr.isatty():
+        print(f"  {text}", file=sys.stderr)
+
+
+def _board_text(board: str):
+    """``(topology, its YAML text)`` for a bundled name or a path."""
+    from importlib import resources
+
+    from ..topology import load_topology
+
+    topology = load_topology(board)
+    path = Path(board)
+    if path.is_file():
+        return topology, path.read_text(encoding="utf-8")
+    entry = resources.files("simnuma") / "topologies" / f"{board}.yaml"
+    return topology, entry.read_text(encoding="utf-8") if entry.is_file() else None
+
+
+def _display_sources(sources) -> list:
+    """Measurement sources as the calibrated board's comments name them (a bundled dataset by its path)."""
+    from ..measurements import resolve_reference
+
+    shown = []
+    for s in sources:
+        bundled = None if Path(s).exists() else resolve_reference(str(s))
+        shown.append(bundled[1] if bundled else str(s))
+    return shown
+
+
+def _check_jobs(jobs: int) -> int:
+    if jobs < 1:
+        raise CalibrationError(f"--jobs {jobs}: expected at least 1")
+    return jobs
+
+
+def cmd_calibrate(args) -> int:
+    from ..calibrate import MAX_FIT_EVALUATIONS, calibrate, calibrated_yaml
+    from ..fileio import progress, write_atomic, write_json
+    from ..measurements import load_measurements
+
+    jobs = _check_jobs(args.jobs)
+    max_evaluations = args.max_evaluations or MAX_FIT_EVALUATIONS
+    if max_evaluations < 2:
+        raise CalibrationError(f"--max-evaluations {max_evaluations}: expected at least 2")
+    topology, text = _board_text(args.board)
+    data = load_measurements(args.sources)
+    bar = progress(desc="calibrating (simulations)")
+    try:
+        cal = calibrate(topology, data, fit=args.fit, cases=args.cases, processes=jobs, seed=args.seed,
+                        max_evaluations=max_evaluations, progress=bar.update, log=_stderr_log)
+    finally:
+        bar.close()
+    content = calibrated_yaml(cal, text, _display_sources(args.sources))
+    print(cal.render_text())
+    if args.json:
+        write_json(args.json, cal.to_dict())
+    write_atomic(args.output, content)
+    print(f"wrote {args.output}")
+    return 0
+
+
+def cmd_validate(args) -> int:
+    from ..fileio import progress
+    from ..measurements import load_measurements
+    from ..validate import validate, write_outputs
+
+    jobs = _check_jobs(args.jobs)
+    topology, text = _board_text(args.board)
+    data = load_measurements(args.sources)
+    bar = progress(desc="validating (simulations)")
+    try:
+        report = validate(topology, data, board_text=text, processes=jobs, seed=args.seed, progress=bar.update)
+    finally:
+        bar.close()
+    print(report.render_text())
+    if args.output:
+        written, note = write_outputs(report, args.output)
+        for path in written:
+            print(f"wrote {path}")
+        if note:
+            print(note)
+    return 0

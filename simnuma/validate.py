@@ -1,0 +1,371 @@
+"""Validation: predicting measured cases a calibration did not use.
+
+:func:`validate` predicts every measurement of every case that was not used to
+calibrate the board (the calibrated board's ``# simnuma-calibration`` comment
+names those; they are listed as excluded and never mixed in) and compares:
+per measurement the predicted and measured values and the error
+``(predicted - measured) / measured``, the mean and worst absolute error, and
+the qualitative orderings the measurements show (case A slower than case B)
+that the predictions keep or reverse.
+
+:func:`write_outputs` writes the report as Markdown, CSV and JSON (each
+atomically) and, when matplotlib is installed, a parity plot and a grouped bar
+chart.
+"""
+from __future__ import annotations
+
+import csv
+import datetime as _dt
+import io
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import __version__
+from .calibrate import predict, read_calibration_record
+from .errors import CalibrationError
+from .measurements import MeasurementSet
+from .topology import load_topology
+
+__all__ = ["ValidationRow", "Validation", "validate", "write_outputs", "ORDERING_THRESHOLD_PERCENT",
+           "PLOT_HINT"]
+
+ORDERING_THRESHOLD_PERCENT = 5.0   # measured differences smaller than this are not called an ordering
+PLOT_HINT = "plots skipped: matplotlib is not installed; pip install 'simnuma[plot]'"
+
+
+@dataclass(frozen=True)
+class ValidationRow:
+    """One measurement beside its prediction."""
+
+    measurement: object
+    predicted: float
+
+    @property
+    def error_percent(self) -> float:
+        return 100.0 * (self.predicted - self.measurement.value) / self.measurement.value
+
+    def to_dict(self) -> dict:
+        m = self.measurement
+        return {"case": m.case.name, "threads": list(m.case.threads), "background": list(m.case.background),
+                "metric": m.metric, "label": m.label, "unit": m.unit, "measured": m.value,
+                "predicted": self.predicted, "error_percent": self.error_percent, "source": m.source,
+                "origin": m.origin, "caveat": m.caveat}
+
+
+@dataclass(frozen=True)
+class Ordering:
+    """Two measurements of one metric whose measured values differ clearly."""
+
+    larger: ValidationRow
+    smaller: ValidationRow
+
+    @property
+    def holds(self) -> bool:
+        return self.larger.predicted > self.smaller.predicted
+
+    def describe(self) -> str:
+        a, b = self.larger.measurement, self.smaller.measurement
+        verb = "keeps" if self.holds else "reverses"
+        return (f"{a.case.name} {a.label} > {b.case.name} {b.label}"
+                f" (measured {a.value:.4g} > {b.value:.4g}; predicted {self.larger.predicted:.4g} vs"
+                f" {self.smaller.predicted:.4g}: {verb})")
+
+
+@dataclass
+class Validation:
+    """A finished validation."""
+
+    board: str
+    board_source: str
+    record: dict | None
+    data: MeasurementSet
+    rows: list
+    excluded_cases: list
+    wall_seconds: float
+    date: str = field(default_factory=lambda: _dt.date.today().isoformat())
+
+    @property
+    def mean_abs_error_percent(self) -> float:
+        return sum(abs(r.error_percent) for r in self.rows) / len(self.rows)
+
+    @property
+    def worst(self) -> ValidationRow:
+        return max(self.rows, key=lambda r: abs(r.error_percent))
+
+    def orderings(self) -> list:
+        """Every pair of measurements of the same metric and unit whose measured values differ clearly."""
+        out = []
+        for i, a in enumerate(self.rows):
+            for b in self.rows[i + 1:]:
+                ma, mb = a.measurement, b.measurement
+                if ma.metric != mb.metric or ma.case == mb.case:
+                    continue
+                low, high = sorted((ma.value, mb.value))
+                if 100.0 * (high - low) / low < ORDERING_THRESHOLD_PERCENT:
+                    continue
+                out.append(Ordering(a, b) if ma.value > mb.value else Ordering(b, a))
+        return out
+
+    def groups(self) -> dict:
+        """``{"single-thread": rows, "multi-thread": rows}``, only the groups that have rows."""
+        out = {}
+        for r in self.rows:
+            kind = "single-thread" if r.measurement.case.single_thread else "multi-thread"
+            out.setdefault(kind, []).append(r)
+        return out
+
+    def summary(self) -> dict:
+        orderings = self.orderings()
+        out = _stats(self.rows)
+        out["groups"] = {kind: _stats(rows) for kind, rows in self.groups().items()}
+        out.update(orderings=len(orderings), orderings_kept=sum(o.holds for o in orderings))
+        return out
+
+    def to_dict(self) -> dict:
+        return {
+            "version": __version__,
+            "date": self.date,
+            "board": self.board,
+            "board_source": self.board_source,
+            "calibration": self.record,
+            "measurements": list(self.data.files),
+            "machine": self.data.machine.to_dict(),
+            "excluded_cases": self.excluded_cases,
+            "summary": self.summary(),
+            "rows": [r.to_dict() for r in self.rows],
+            "orderings": [{"larger": o.larger.measurement.key, "smaller": o.smaller.measurement.key,
+                           "holds": o.holds} for o in self.orderings()],
+            "wall_seconds": self.wall_seconds,
+        }
+
+    # -- renderings
+    def _header_lines(self) -> list:
+        lines = [f"board {self.board!r} ({self.board_source}) against {', '.join(self.data.files)}"]
+        if self.record is None:
+            lines.append("the board carries no calibration record: every measured case is predicted")
+        else:
+            files = ", ".join(self.record.get("measurements", []))
+            lines.append(f"calibrated {self.record.get('date', '?')} on {files}"
+                         f" ({_plural(len(self.record['cases']), 'case')})")
+        if self.excluded_cases:
+            lines.append("not validated (used for calibration): " + "; ".join(self.excluded_cases))
+        return lines
+
+    def _table_rows(self) -> list:
+        return [[r.measurement.case.name, r.measurement.label, _num(r.measurement.value), _num(r.predicted),
+                 f"{r.error_percent:+.1f}%" + (" *" if r.measurement.caveat else "")] for r in self.rows]
+
+    def _caveat_lines(self) -> list:
+        """``* case label: caveat`` for every measurement the benchmark itself distrusts."""
+        return [f"* {r.measurement.key}: {r.measurement.caveat}" for r in self.rows if r.measurement.caveat]
+
+    def _summary_line(self) -> str:
+        return _stats_line("all", self.rows)
+
+    def _group_lines(self) -> list:
+        groups = self.groups()
+        return [_stats_line(kind, rows) for kind, rows in groups.items()] if len(groups) > 1 else []
+
+    def _ordering_lines(self) -> list:
+        orderings = self.orderings()
+        if not orderings:
+            return []
+        kept = sum(o.holds for o in orderings)
+        lines = [f"orderings (measured differences over {ORDERING_THRESHOLD_PERCENT:g}%): {kept} of"
+                 f" {len(orderings)} kept"]
+        lines += [f"  reversed: {o.describe()}" for o in orderings if not o.holds]
+        return lines
+
+    def render_text(self) -> str:
+        out = self._header_lines() + [""]
+        out += _table(["case", "metric", "measured", "predicted", "error"], self._table_rows())
+        out.append(self._summary_line())
+        out += self._group_lines()
+        out += self._caveat_lines()
+        out += self._ordering_lines()
+        return "\n".join(out)
+
+    def to_markdown(self) -> str:
+        out = [f"# Validation of board `{self.board}`", ""]
+        out += [f"- {line}" for line in self._header_lines()]
+        out += [f"- simnuma {__version__}, {self.date}", ""]
+        out.append("| case | metric | measured | predicted | error |")
+        out.append("|---|---|---:|---:|---:|")
+        for row in self._table_rows():
+            out.append("| " + " | ".join(_md(c) for c in row) + " |")
+        out += ["", f"**{self._summary_line()}**", ""]
+        groups = self._group_lines()
+        if groups:
+            out += [f"- {line}" for line in groups] + [""]
+        caveats = self._caveat_lines()
+        if caveats:
+            out += ["Measurements marked * may not be trusted:", ""]
+            out += [f"- {_md(line[2:])}" for line in caveats]
+            out.append("")
+        ordering = self._ordering_lines()
+        if ordering:
+            out.append(ordering[0])
+            out += [f"- {line.strip()}" for line in ordering[1:]]
+            out.append("")
+        return "\n".join(out)
+
+    def to_csv(self) -> str:
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(["case", "threads", "background", "metric", "label", "unit", "measured", "predicted",
+                         "error_percent", "source", "caveat"])
+        for r in self.rows:
+            m = r.measurement
+            writer.writerow([m.case.name, " ".join(m.case.threads), " ".join(m.case.background), m.metric, m.label,
+                             m.unit, repr(m.value), repr(r.predicted), f"{r.error_percent:.3f}", m.source, m.caveat])
+        return buf.getvalue()
+
+
+def _stats(rows: list) -> dict:
+    """Count, mean absolute error and worst error of ``rows``."""
+    worst = max(rows, key=lambda r: abs(r.error_percent))
+    return {"measurements": len(rows), "cases": len({r.measurement.case.name for r in rows}),
+            "mean_abs_error_percent": sum(abs(r.error_percent) for r in rows) / len(rows),
+            "worst": {"case": worst.measurement.case.name, "label": worst.measurement.label,
+                      "error_percent": worst.error_percent}}
+
+
+def _stats_line(what: str, rows: list) -> str:
+    """``all: 9 measurements of 6 cases: mean |error| 26.0%, worst -75.6% (case | label)``."""
+    st = _stats(rows)
+    w = st["worst"]
+    return (f"{what}: {_plural(st['measurements'], 'measurement')} of {_plural(st['cases'], 'case')}: mean |error|"
+            f" {st['mean_abs_error_percent']:.1f}%, worst {w['error_percent']:+.1f}% ({w['case']} | {w['label']})")
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _num(x: float) -> str:
+    if abs(x) >= 100:
+        return f"{x:.1f}"
+    return f"{x:#.3g}"
+
+
+def _md(text: str) -> str:
+    return str(text).replace("|", "\\|")
+
+
+def _table(headers, rows) -> list:
+    widths = [max([len(str(h))] + [len(str(r[i])) for r in rows]) for i, h in enumerate(headers)]
+    lines = ["  ".join(f"{h:<{w}}" for h, w in zip(headers, widths)).rstrip(),
+             "  ".join("-" * w for w in widths)]
+    lines += ["  ".join(f"{str(c):<{w}}" for c, w in zip(r, widths)).rstrip() for r in rows]
+    return lines
+
+
+# ------------------------------------------------------------------ running
+
+def validate(topology, data: MeasurementSet, board_text: str | None = None, processes: int = 2, seed: int = 1,
+             progress=None) -> Validation:
+    """Predict the measurements of ``data`` that the board's calibration did not use.
+
+    ``board_text`` is the board file's text, whose calibration record names
+    the cases used for calibration.  Raises CalibrationError when every
+    measured case was used for calibration, or the measurements belong to
+    another machine.
+    """
+    started = time.perf_counter()
+    topology = load_topology(topology)
+    record = read_calibration_record(board_text) if board_text else None
+    used = set(record["cases"]) if record else set()
+    excluded = [c.name for c in data.cases if c.name in used]
+    remaining = data.exclude(used)
+    if not len(remaining):
+        raise CalibrationError(f"every measured case of {', '.join(data.files)} was used to calibrate board"
+                               f" {topology.name!r}; nothing is left to validate")
+    predicted = predict(topology, remaining, processes=processes, seed=seed, progress=progress)
+    rows = [ValidationRow(m, p) for m, p in zip(remaining, predicted)]
+    return Validation(board=topology.name, board_source=topology.source, record=record, data=remaining, rows=rows,
+                      excluded_cases=excluded, wall_seconds=time.perf_counter() - started)
+
+
+# ------------------------------------------------------------------ files
+
+def write_outputs(report: Validation, folder) -> tuple:
+    """Write validation.md, .csv, .json and the plots into ``folder``.
+
+    Returns ``(paths written, note)``; the note says why plots were skipped.
+    """
+    from .fileio import write_atomic, write_json
+
+    folder = Path(folder)
+    written = [write_atomic(folder / "validation.md", report.to_markdown()),
+               write_atomic(folder / "validation.csv", report.to_csv()),
+               write_json(folder / "validation.json", report.to_dict())]
+    try:
+        plots = _plots(report)
+    except ImportError:
+        return written, PLOT_HINT
+    for name, content in plots.items():
+        written.append(write_atomic(folder / name, content))
+    return written, ""
+
+
+def _plots(report: Validation) -> dict:
+    """``{file name: PNG bytes}`` of the parity plot and the grouped bar chart (needs matplotlib)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    units = sorted({r.measurement.unit for r in report.rows})
+    return {"parity.png": _parity(report, units, Figure), "bars.png": _bars(report, units, Figure)}
+
+
+def _png(fig) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=120, bbox_inches="tight")
+    return buf.getvalue()
+
+
+def _parity(report: Validation, units: list, Figure) -> bytes:
+    fig = Figure(figsize=(4.6 * len(units), 4.4))
+    for k, unit in enumerate(units):
+        ax = fig.add_subplot(1, len(units), k + 1)
+        rows = [r for r in report.rows if r.measurement.unit == unit]
+        xs = [r.measurement.value for r in rows]
+        ys = [r.predicted for r in rows]
+        low, high = min(xs + ys) * 0.9, max(xs + ys) * 1.1
+        ax.plot([low, high], [low, high], color="0.3", linewidth=1, label="predicted = measured")
+        ax.fill_between([low, high], [low * 0.9, high * 0.9], [low * 1.1, high * 1.1], color="0.85",
+                        label="within 10%")
+        ax.scatter(xs, ys, zorder=3, color="tab:blue")
+        for r in rows:
+            ax.annotate(r.measurement.case.name if len(rows) <= 12 else "", (r.measurement.value, r.predicted),
+                        fontsize=6, xytext=(3, 3), textcoords="offset points")
+        ax.set_xlim(low, high)
+        ax.set_ylim(low, high)
+        ax.set_xlabel(f"measured ({unit})")
+        ax.set_ylabel(f"predicted ({unit})")
+        ax.legend(fontsize=7, loc="upper left")
+    fig.suptitle(f"{report.board}: predicted vs measured (mean |error| {report.mean_abs_error_percent:.1f}%)")
+    return _png(fig)
+
+
+def _bars(report: Validation, units: list, Figure) -> bytes:
+    fig = Figure(figsize=(max(6.0, 0.8 * len(report.rows) + 2), 3.6 * len(units)))
+    for k, unit in enumerate(units):
+        ax = fig.add_subplot(len(units), 1, k + 1)
+        rows = [r for r in report.rows if r.measurement.unit == unit]
+        positions = range(len(rows))
+        ax.bar([p - 0.2 for p in positions], [r.measurement.value for r in rows], width=0.4, label="measured",
+               color="tab:gray")
+        ax.bar([p + 0.2 for p in positions], [r.predicted for r in rows], width=0.4, label="predicted",
+               color="tab:blue")
+        ax.set_xticks(list(positions))
+        ax.set_xticklabels([f"{r.measurement.case.name}\n{r.measurement.label}" for r in rows], fontsize=6,
+                           rotation=30, ha="right")
+        ax.set_xlim(-0.8, len(rows) - 0.2)
+        ax.set_ylabel(unit)
+        ax.legend(fontsize=7)
+    fig.suptitle(f"{report.board}: measured and predicted")
+    return _png(fig)
+

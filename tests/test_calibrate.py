@@ -1,0 +1,295 @@
+"""Calibration: free parameters, the fit, the calibrated board file and the command line."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from simnuma.calibrate import (DEFAULT_FIT, PARAMETERS, calibrate, calibrated_yaml, check_measurements, choose_cases,
+                               parse_fit, predict, read_calibration_record)
+from simnuma.errors import CalibrationError
+from simnuma.measurements import Measurement, MeasurementSet, MachineInfo, load_measurements, parse_case
+from simnuma.model import simulate
+from simnuma.topology import load_topology, parse_topology
+
+REPO = Path(__file__).resolve().parents[1]
+SIZE = 1 << 20
+
+ONE_NODE = """\
+# a one-node test board
+name: onenode
+description: one-node test board
+defaults:
+  cores: 2
+  ports: 1
+  core:
+    window: {r: 2, w: 3, t: 3}   # assumption: outstanding lines; calibrate
+  memory:
+    bandwidth: 6.4 GB/s
+    efficiency: 0.8         # assumption: sustained fraction; calibrate
+    latency: 50 ns          # assumption: DRAM latency; calibrate
+    queue: 16
+  sri: {latency: 2 ns, buffers: {request: 2, posted: 3, response: 3}, probe_queue: 8}
+  mct: {buffers: {response: 5, probe: 2}}
+  xbar: {latency: 5 ns}
+  probe:
+    lookup: 20 ns           # a probe lookup (no probe on this board)
+link_defaults: {bandwidth: 4 GB/s, latency: 20 ns, buffers: {request: 1, posted: 1, response: 6, probe: 4}}
+nodes: [{id: 0}]
+links: []
+io: [{node: 0}]
+coherence: probe_filter
+"""
+TRUTH = {"defaults.memory.latency": 70.0, "defaults.memory.efficiency": 0.6, "defaults.core.window.r": 4}
+MACHINE = MachineInfo("board 'onenode'", board="onenode")
+
+
+def one_node():
+    return parse_topology(ONE_NODE, "onenode.yaml")
+
+
+def synthetic(board, cases) -> MeasurementSet:
+    """Measurements made by simulating ``board`` (the truth) on ``cases`` (thread GB/s, chase latency)."""
+    out = []
+    for text in cases:
+        case = parse_case(text)
+        specs = [s.replace(".l.", ".r.") for s in case.threads]
+        truth = board.with_parameters({"nodes.0.core.window.r": 1}) if ".l." in text else board
+        result = simulate(truth, specs, size_bytes=SIZE, baseline=False)
+        for spec, thread in zip(case.threads, result.threads):
+            if ".l." in spec:
+                value, metric = thread["time_ns"] / (SIZE / 64), "thread_latency_ns"
+            else:
+                value, metric = thread["bandwidth_GBps"], "thread_GBps"
+            out.append(Measurement(case=case, metric=metric, value=value, source="synthetic", machine=MACHINE,
+                                   origin="synthetic", thread=spec, size_bytes=SIZE))
+    return MeasurementSet(tuple(out), MACHINE, ("synthetic",))
+
+
+@pytest.fixture(scope="module")
+def round_trip():
+    board = one_node()
+    data = synthetic(board.with_parameters(TRUTH), ["0.0.r.0", "0.0.w.0", "0.0.l.0"])
+    cal = calibrate(board, data, fit=["memory.latency", "memory.efficiency", "core.window.r", "probe.lookup",
+                                      "link.latency"], cases=["0.0.r.0", "0.0.w.0", "0.0.l.0"], processes=1)
+    return board, data, cal
+
+
+# ------------------------------------------------------------------ parameters
+
+def test_default_fit_and_bounds():
+    names = [p.name for p in parse_fit()]
+    assert names == list(DEFAULT_FIT)
+    assert [p.name for p in parse_fit(ops=frozenset("rwt"))][-1] == "core.window.t"
+    lat = PARAMETERS["memory.latency"]
+    assert (lat.low, lat.high, lat.path) == (20.0, 120.0, "defaults.memory.latency")
+    assert (PARAMETERS["memory.efficiency"].low, PARAMETERS["memory.efficiency"].high) == (0.4, 0.95)
+    assert PARAMETERS["link.latency"].path == "link_defaults.latency"
+    (custom,) = parse_fit(["memory.latency=30:200"])
+    assert (custom.low, custom.high) == (30.0, 200.0)
+
+
+@pytest.mark.parametrize("item, message", [
+    ("memory.latancy", "unknown parameter"),
+    ("memory.latency=50:20", "LOW < HIGH"),
+    ("memory.efficiency=0.5:1.5", "at most 1"),
+    ("core.window.r=1:2.5", "whole numbers"),
+])
+def test_bad_fit_items(item, message):
+    with pytest.raises(CalibrationError, match=message):
+        parse_fit([item])
+
+
+def test_prior_values_come_from_the_board():
+    quartet = load_topology("quartet")
+    assert PARAMETERS["link.latency"].prior(quartet) == quartet.links[0].latency_ns
+    assert PARAMETERS["core.window.w"].prior(quartet) == quartet.nodes[0].window["w"]
+    assert PARAMETERS["link.latency"].prior(one_node()) is None
+
+
+# ------------------------------------------------------------------ the round trip
+
+def test_round_trip_recovers_the_parameters(round_trip):
+    _, _, cal = round_trip
+    fits = {p.param.name: p for p in cal.parameters}
+    assert fits["core.window.r"].value == 4
+    assert fits["memory.latency"].determined
+    assert fits["memory.latency"].value == pytest.approx(70.0, abs=4.0)
+    assert fits["memory.efficiency"].value == pytest.approx(0.6, abs=0.04)
+    assert fits["memory.latency"].uncertainty is not None and fits["memory.latency"].uncertainty < 10
+    assert max(abs(r.residual_percent) for r in cal.rows) < 2.0
+
+
+def test_round_trip_names_what_the_data_cannot_determine(round_trip):
+    _, _, cal = round_trip
+    fits = {p.param.name: p for p in cal.parameters}
+    assert not fits["probe.lookup"].determined       # no probe on a probe-filter one-node board
+    assert fits["probe.lookup"].value == 20.0        # kept at its prior
+    assert "depends" in fits["probe.lookup"].note
+    assert not fits["link.latency"].determined
+    assert "no link" in fits["link.latency"].note
+    assert {p.param.name for p in cal.undetermined} == {"probe.lookup", "link.latency"}
+    text = cal.render_text()
+    assert "not determined" in text and "0.0.l.0" in text
+
+
+def test_calibrated_board_file_round_trip(round_trip):
+    board, data, cal = round_trip
+    text = calibrated_yaml(cal, ONE_NODE, ["synthetic.json"])
+    fitted = parse_topology(text, "calibrated.yaml")
+    assert fitted == cal.topology
+    assert fitted.nodes[0].window["r"] == 4
+    assert fitted.nodes[0].memory_latency_ns == pytest.approx(cal.topology.nodes[0].memory_latency_ns)
+    assert "# a one-node test board" in text                      # the file's comments are kept
+    assert "fitted by simnuma calibrate on synthetic.json" in text
+    assert "assumption: DRAM latency" not in text                   # replaced by the fitted note
+    assert "probe lookup (no probe on this board)" in text           # undetermined: untouched
+    record = read_calibration_record(text)
+    assert record["cases"] == ["0.0.r.0", "0.0.w.0", "0.0.l.0"]
+    assert record["measurements"] == ["synthetic.json"]
+    assert set(record["fitted"]) == {"memory.latency", "memory.efficiency", "core.window.r"}
+    assert record["not_determined"] == ["probe.lookup", "link.latency"]
+    again = calibrated_yaml(cal, text, ["synthetic.json"])          # re-calibrating replaces the block and notes
+    assert again.count("simnuma-calibration:") == 1
+    fitted_lines = [line for line in again.splitlines() if "fitted by simnuma calibrate" in line]
+    assert len(fitted_lines) == 3 and all(line.count("fitted by") == 1 for line in fitted_lines)
+    assert "outstanding lines per core for reads (miss buffers and prefetch), fitted by" in again
+    assert "w, t: assumption, not fitted" in again
+    assert parse_topology(again) == cal.topology
+
+
+def test_calibrated_board_written_afresh_without_source_text(round_trip):
+    _, _, cal = round_trip
+    text = calibrated_yaml(cal, None, ["synthetic.json"])
+    assert parse_topology(text) == cal.topology
+    assert read_calibration_record(text)["cases"] == ["0.0.r.0", "0.0.w.0", "0.0.l.0"]
+
+
+def test_a_parameter_the_file_does_not_set_is_written_in_place():
+    board = one_node()
+    data = synthetic(board.with_parameters({"defaults.core.hold.w": 15.0}), ["0.0.w.0"])
+    cal = calibrate(board, data, fit=["core.hold.w"], processes=1)
+    (hold,) = cal.parameters
+    assert hold.prior == 0.0 and hold.determined
+    assert hold.value == pytest.approx(15.0, abs=2.0)
+    text = calibrated_yaml(cal, ONE_NODE, ["synthetic.json"])
+    assert "\n    hold: {w: " in text                 # under core:, beside window:
+    assert "# a one-node test board" in text and "assumption: DRAM latency; calibrate" in text
+    assert parse_topology(text) == cal.topology
+
+
+def test_predict_uses_the_same_figures(round_trip):
+    _, data, cal = round_trip
+    predicted = predict(cal.topology, data, processes=1)
+    for row, value in zip(cal.rows, predicted):
+        assert value == pytest.approx(row.fitted, rel=1e-9)
+
+
+# ------------------------------------------------------------------ checks
+
+def test_measurements_of_another_board_are_refused():
+    data = load_measurements("quartet-single-thread")
+    with pytest.raises(CalibrationError, match="not on board 'dual'"):
+        check_measurements(load_topology("dual"), data)
+
+
+def test_a_case_the_board_cannot_place_is_refused():
+    bad = Measurement(case=parse_case("0.3.r.0"), metric="thread_GBps", value=1.0, source="x", machine=MACHINE,
+                      origin="x", thread="0.3.r.0")
+    with pytest.raises(CalibrationError, match="cannot be placed"):
+        check_measurements(one_node(), MeasurementSet((bad,), MACHINE, ("x",)))
+
+
+def test_default_cases_are_the_single_thread_stride_cases():
+    data = synthetic(one_node(), ["0.0.r.0", "0.0.l.0", "0.0.r.0 0.1.r.0"])
+    assert [c.name for c in choose_cases(data)] == ["0.0.r.0"]
+    assert [c.name for c in choose_cases(data, ["0.0.l.0", "0.0.r.0 0.1.r.0"])] == ["0.0.l.0", "0.0.r.0 0.1.r.0"]
+    only_chase = synthetic(one_node(), ["0.0.l.0"])
+    with pytest.raises(CalibrationError, match="no single-thread stride case"):
+        choose_cases(only_chase)
+
+
+def test_cases_must_be_measured():
+    data = load_measurements("quartet-single-thread")
+    with pytest.raises(CalibrationError, match="not a measured case"):
+        calibrate("quartet", data, cases=["0.0.r.2 1.0.r.0"], processes=1)
+
+
+def test_a_fit_that_does_not_converge_is_reported():
+    board = one_node()
+    data = synthetic(board.with_parameters(TRUTH), ["0.0.r.0", "0.0.l.0"])
+    with pytest.raises(CalibrationError, match="did not converge"):
+        calibrate(board, data, fit=["memory.latency", "memory.efficiency"], processes=1, max_evaluations=1)
+
+
+# ------------------------------------------------------------------ the command line
+
+def run_cli(*args, cwd=REPO):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.run([sys.executable, "-m", "simnuma", *map(str, args)], capture_output=True, text=True,
+                          env=env, cwd=cwd, timeout=300)
+
+
+def bench_json(tmp_path, cpu="Test CPU", nodes=1):
+    report = {"format": "simnuma-bench/1", "date": "2026-01-01T00:00:00Z",
+              "host": {"cpu_model": cpu, "nodes": [{"id": n, "cpus": [2 * n, 2 * n + 1], "memory_bytes": 1}
+                                                   for n in range(nodes)]},
+              "size_bytes": SIZE, "threads": [{"spec": "0.0.r.0", "role": "foreground", "GBps": {"best": 3.0},
+                                               "ns_per_access": {"best": 21.0}}]}
+    path = tmp_path / "bench.json"
+    path.write_text(json.dumps(report))
+    return path
+
+
+@pytest.mark.parametrize("make_args, message", [
+    (lambda tmp: ["quartet", bench_json(tmp)], "measurements of another host"),
+    (lambda tmp: ["quartet", "no-such-dataset"], "no such measurement file"),
+    (lambda tmp: ["quartet", "quartet-single-thread", "--fit", "memory.speed"], "unknown parameter"),
+    (lambda tmp: ["dual", "quartet-single-thread"], "not on board 'dual'"),
+])
+def test_cli_errors_exit_2_with_one_line_and_write_nothing(tmp_path, make_args, message):
+    out = tmp_path / "calibrated.yaml"
+    done = run_cli("calibrate", *make_args(tmp_path), "-o", out)
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in done.stderr
+    assert not out.exists()
+
+
+def test_cli_unplaceable_case_exit_2(tmp_path):
+    ref = tmp_path / "ref.yaml"
+    ref.write_text("format: simnuma-reference/1\nname: t\nboard: quartet\nmeasurements:\n"
+                   "  - {case: 0.5.r.0, metric: time_percent, value: 100, source: x}\n")
+    out = tmp_path / "calibrated.yaml"
+    done = run_cli("calibrate", "quartet", ref, "-o", out)
+    assert done.returncode == 2
+    assert "cannot be placed" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+def test_cli_calibrates_and_writes_a_loadable_board(tmp_path):
+    board = tmp_path / "onenode.yaml"
+    board.write_text(ONE_NODE)
+    data = synthetic(one_node().with_parameters(TRUTH), ["0.0.r.0", "0.0.l.0"])
+    ref = tmp_path / "ref.yaml"
+    lines = ["format: simnuma-reference/1", "name: t", "board: onenode", f"size: {SIZE} B", "measurements:"]
+    for m in data:
+        lines.append(f"  - {{case: {m.case.name}, metric: {m.metric}, thread: {m.thread}, value: {m.value!r},"
+                     " source: synthetic}")
+    ref.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "calibrated.yaml"
+    done = run_cli("calibrate", board, ref, "--fit", "memory.latency", "core.window.r", "-o", out, "--jobs", "1",
+                   "--cases", "0.0.r.0", "0.0.l.0", "--json", tmp_path / "fit.json")
+    assert done.returncode == 0, done.stderr
+    assert "memory.latency" in done.stdout and "residual" in done.stdout
+    check = run_cli("topo", "check", out)
+    assert check.returncode == 0, check.stderr
+    fit = json.loads((tmp_path / "fit.json").read_text())
+    assert fit["cases"] == ["0.0.r.0", "0.0.l.0"]
+    assert {row["label"] for row in fit["rows"]} == {"0.0.r.0 GB/s", "0.0.l.0 latency ns"}

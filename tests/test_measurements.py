@@ -1,0 +1,221 @@
+"""Loading measurements: reference datasets, benchmark reports and suites."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from simnuma.errors import CalibrationError
+from simnuma.measurements import (METRICS, load_measurements, parse_case, reference_datasets,
+                                  resolve_reference)
+
+
+def bench_report(threads, cpu="Test CPU 9000", nodes=((0, [0, 1]),), size=1 << 20, date="2026-01-02T03:04:05Z"):
+    """A benchmark report in the simnuma-bench/1 format with the fields the loader reads."""
+    rows = []
+    for spec, role, gbps, ns in threads:
+        rows.append({"spec": spec, "role": role, "bytes": size, "GBps": {"best": gbps, "median": gbps * 0.98},
+                     "ns_per_access": {"best": ns, "median": ns * 1.01},
+                     "seconds": {"min": size / gbps / 1e9, "median": size / gbps / 1e9}})
+    return {"format": "simnuma-bench/1", "mode": "run", "date": date,
+            "host": {"cpu_model": cpu, "nodes": [{"id": n, "cpus": list(c), "memory_bytes": 1 << 30}
+                                                 for n, c in nodes]},
+            "size_bytes": size, "reps": 3, "wall_seconds": {"min": 0.1, "median": 0.11}, "threads": rows}
+
+
+def write_suite(folder, reports, failed=()):
+    """A suite folder as ``simnuma bench suite`` writes it: one JSON per case plus suite.json."""
+    folder.mkdir(parents=True, exist_ok=True)
+    cases = []
+    for i, report in enumerate(reports):
+        name = f"case{i}.json"
+        (folder / name).write_text(json.dumps(report))
+        fg = [t["spec"] for t in report["threads"] if t["role"] == "foreground"]
+        cases.append({"name": " ".join(fg), "kind": "single", "file": name})
+    for name in failed:
+        cases.append({"name": name, "kind": "single", "error": "the benchmark failed"})
+    index = {"format": "simnuma-bench-suite/1", "host": reports[0]["host"], "cases": cases}
+    (folder / "suite.json").write_text(json.dumps(index))
+    return folder
+
+
+# ------------------------------------------------------------------ reference datasets
+
+def test_bundled_reference_by_name_and_by_path():
+    assert "quartet-single-thread" in reference_datasets()
+    text, shown = resolve_reference("quartet-single-thread")
+    assert shown == "experiments/reference/quartet-single-thread.yaml"
+    by_name = load_measurements("quartet-single-thread")
+    by_path = load_measurements(["experiments/reference/quartet-single-thread.yaml"])
+    assert [m.key for m in by_name] == [m.key for m in by_path]
+    assert by_name.machine.board == "quartet"
+    assert len(by_name) == 14
+    assert len(by_name.single_thread_cases()) == 8
+
+
+def test_reference_values_metrics_and_sources():
+    data = load_measurements("quartet-single-thread")
+    values = {m.key: m for m in data}
+    assert values["0.0.w.3 | time %"].value == 149
+    assert values["0.0.r.0 | memory N0 GB/s"].value == pytest.approx(1.64)
+    assert values["0.0.w.0 | memory N0 GB/s"].value == pytest.approx(2.98)
+    control = values["0.0.r.1 | link 0->1 control GB/s"]
+    assert control.value == pytest.approx(0.752)
+    assert control.metric == "link_control_GBps" and control.link == (0, 1)
+    assert values["0.0.r.1 | link 1->0 GB/s"].value == pytest.approx(2.2)
+    assert all("40555" in m.source for m in data)
+    assert all(m.size_bytes == 64 * 2**20 for m in data)
+    assert {m.metric for m in data} <= set(METRICS)
+    assert values["0.0.r.3 | time %"].baseline == "0.0.r.0"
+
+
+def _reference(tmp_path, entries, **top):
+    doc = {"format": "simnuma-reference/1", "name": "t", "board": "quartet", "measurements": entries, **top}
+    path = tmp_path / "ref.yaml"
+    import yaml
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+def test_reference_with_background_threads_and_units(tmp_path):
+    path = _reference(tmp_path, [
+        {"case": "0.0.w.0 0.1.w.0", "background": ["1.0.r.1@0.5GB/s"], "metric": "thread_GBps",
+         "thread": "0.1.w.0", "value": "800 MB/s", "source": "a lab notebook"},
+        {"case": "0.0.r.0", "metric": "thread_latency_ns", "value": "0.1 us", "source": "same"},
+    ])
+    data = load_measurements(path)
+    first, second = list(data)
+    assert first.case.threads == ("0.0.w.0", "0.1.w.0")
+    assert first.case.background == ("1.0.r.1@0.5GB/s",)
+    assert first.case.name == "0.0.w.0 0.1.w.0 bg 1.0.r.1@0.5GB/s"
+    assert not first.case.single_thread
+    assert first.value == pytest.approx(0.8)
+    assert second.value == pytest.approx(100.0)
+    assert data.multi_thread_cases() == (first.case,)
+
+
+@pytest.mark.parametrize("entry, message", [
+    ({"case": "0.0.r.0", "metric": "speed", "value": 1, "source": "x"}, "unknown metric 'speed'"),
+    ({"case": "0.0.q.0", "metric": "time_percent", "value": 1, "source": "x"}, "unknown op 'q'"),
+    ({"case": "0.0.r.0", "metric": "time_percent", "value": -3, "source": "x"}, "expected a positive number"),
+    ({"case": "0.0.r.0", "metric": "time_percent", "value": 100}, "needs its source"),
+    ({"case": "0.0.r.0", "metric": "memory_GBps", "value": 1, "source": "x"}, "needs 'node'"),
+    ({"case": "0.0.r.0", "metric": "link_GBps", "link": "0-1", "value": 1, "source": "x"}, "'src->dst'"),
+    ({"case": "0.0.r.0 0.1.r.0", "metric": "thread_GBps", "value": 1, "source": "x"}, "needs 'thread'"),
+    ({"case": "0.0.r.0", "metric": "thread_GBps", "thread": "0.1.r.0", "value": 1, "source": "x"},
+     "not a thread of the case"),
+    ({"case": "0.0.r.0", "metric": "memory_GBps", "node": 0, "value": "3 ns", "source": "x"}, "unit"),
+    ({"case": "0.0.r.0", "metrc": "time_percent", "value": 1, "source": "x"}, "unknown key"),
+])
+def test_reference_problems_are_one_line_with_file_and_line(tmp_path, entry, message):
+    path = _reference(tmp_path, [{"case": "0.0.r.1", "metric": "time_percent", "value": 108, "source": "x"}, entry])
+    with pytest.raises(CalibrationError) as info:
+        load_measurements(path)
+    text = str(info.value)
+    assert message in text
+    assert "\n" not in text
+    assert text.startswith(f"{path}:")
+    assert "measurements[1]" in text
+
+
+def test_reference_duplicate_measurement(tmp_path):
+    entry = {"case": "0.0.r.1", "metric": "time_percent", "value": 108, "source": "x"}
+    with pytest.raises(CalibrationError, match="measured twice"):
+        load_measurements(_reference(tmp_path, [entry, dict(entry, value=109)]))
+
+
+def test_reference_wrong_format(tmp_path):
+    with pytest.raises(CalibrationError, match="simnuma-reference/1"):
+        load_measurements(_reference(tmp_path, [], format="simnuma-reference/9"))
+
+
+def test_unknown_source_lists_bundled_datasets():
+    with pytest.raises(CalibrationError, match="quartet-single-thread"):
+        load_measurements("no-such-dataset")
+
+
+# ------------------------------------------------------------------ benchmark reports
+
+def test_bench_report_threads_become_measurements(tmp_path):
+    report = bench_report([("0.0.w.0", "foreground", 5.5, 11.6), ("0.1.r.0@2GB/s", "background", 1.9, 33.0)])
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps(report))
+    data = load_measurements(path)
+    assert len(data) == 1  # background threads are load, not measurements
+    m = data.measurements[0]
+    assert (m.metric, m.thread, m.value) == ("thread_GBps", "0.0.w.0", 5.5)
+    assert m.case.name == "0.0.w.0 bg 0.1.r.0@2GB/s"
+    assert m.size_bytes == 1 << 20
+    assert data.machine.cpu_model == "Test CPU 9000"
+    assert data.machine.nodes == ((0, 2, True),)
+    assert str(path) in m.source and "2026-01-02" in m.source
+
+
+def test_bench_latency_chase_gives_latency(tmp_path):
+    path = tmp_path / "l.json"
+    path.write_text(json.dumps(bench_report([("0.0.l.0", "foreground", 0.6, 98.5)])))
+    (m,) = load_measurements(path)
+    assert (m.metric, m.value, m.unit) == ("thread_latency_ns", 98.5, "ns")
+
+
+def test_suite_folder_and_index_agree(tmp_path):
+    reports = [bench_report([("0.0.r.0", "foreground", 9.5, 6.7)]),
+               bench_report([("0.0.r.0", "foreground", 6.1, 10.4), ("0.1.r.0", "foreground", 6.0, 10.6)])]
+    folder = write_suite(tmp_path / "suite", reports, failed=["0.0.t.0"])
+    by_dir = load_measurements(folder)
+    by_index = load_measurements(folder / "suite.json")
+    assert [m.key for m in by_dir] == [m.key for m in by_index]
+    assert [m.key for m in by_dir] == ["0.0.r.0 | 0.0.r.0 GB/s", "0.0.r.0 0.1.r.0 | 0.0.r.0 GB/s",
+                                       "0.0.r.0 0.1.r.0 | 0.1.r.0 GB/s"]
+    assert [c.name for c in by_dir.single_thread_cases()] == ["0.0.r.0"]
+
+
+def test_suite_with_missing_report(tmp_path):
+    folder = write_suite(tmp_path / "suite", [bench_report([("0.0.r.0", "foreground", 9.5, 6.7)])])
+    (folder / "case0.json").unlink()
+    with pytest.raises(CalibrationError, match="is missing"):
+        load_measurements(folder)
+
+
+def test_folder_of_reports_without_index(tmp_path):
+    (tmp_path / "a.json").write_text(json.dumps(bench_report([("0.0.r.0", "foreground", 9.5, 6.7)])))
+    (tmp_path / "b.json").write_text(json.dumps(bench_report([("0.0.w.0", "foreground", 5.0, 12.0)])))
+    (tmp_path / "notes.json").write_text("{}")
+    assert len(load_measurements(tmp_path)) == 2
+
+
+def test_files_of_two_hosts_are_refused(tmp_path):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps(bench_report([("0.0.r.0", "foreground", 9.5, 6.7)])))
+    b.write_text(json.dumps(bench_report([("0.0.w.0", "foreground", 5.0, 12.0)], cpu="Other CPU")))
+    with pytest.raises(CalibrationError, match="one machine at a time"):
+        load_measurements([a, b])
+    with pytest.raises(CalibrationError, match="one machine at a time"):
+        load_measurements([a, "quartet-single-thread"])
+
+
+def test_same_measurement_in_two_files_is_refused(tmp_path):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    for p in (a, b):
+        p.write_text(json.dumps(bench_report([("0.0.r.0", "foreground", 9.5, 6.7)])))
+    with pytest.raises(CalibrationError, match="measured twice"):
+        load_measurements([a, b])
+
+
+@pytest.mark.parametrize("content, message", [
+    ("{not json", "malformed JSON"),
+    ('{"format": "simnuma-bench/7"}', "unknown format"),
+    ('{"format": "simnuma-bench/1", "host": {"nodes": []}, "threads": []}', "no threads"),
+])
+def test_bad_json_files(tmp_path, content, message):
+    path = tmp_path / "x.json"
+    path.write_text(content)
+    with pytest.raises(CalibrationError, match=message):
+        load_measurements(path)
+
+
+def test_parse_case_forms():
+    assert parse_case("0.0.r.1").name == "0.0.r.1"
+    assert parse_case("0.0.w.0 0.1.w.0 bg 1.0.r.1@0.5GB/s").background == ("1.0.r.1@0.5GB/s",)
+    assert parse_case(["0.0.w.0"], ["1.0.r.1@500MB/s"]).name == "0.0.w.0 bg 1.0.r.1@0.5GB/s"
+    assert parse_case("0.0.r.0 0.1.t.0").ops == frozenset({"r", "t"})
