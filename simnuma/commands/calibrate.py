@@ -24,7 +24,7 @@ def register(sub) -> None:
                           " probe.lookup and the windows core.window.<op> of the ops measured); see"
                           " docs/calibration.md for all names and their bounds")
     cal.add_argument("--cases", nargs="+", metavar="SPEC", help="cases to fit, e.g. 0.0.r.1 '0.0.w.0 0.1.w.0'"
-                                                              " (default: every single-thread case)")
+                                                              " (default: every single-thread r, w or t case)")
     cal.add_argument("-o", "--output", required=True, metavar="CALIBRATED.yaml", help="calibrated board to write")
     cal.add_argument("--jobs", type=int, default=2, metavar="N", help="simulations run in parallel (default 2)")
     cal.add_argument("--max-evaluations", type=int, default=None, metavar="N",

@@ -1,16 +1,19 @@
 """One direction of a HyperTransport link, with credit flow control.
 
-Models: serialisation of each packet at the direction's bandwidth (FIFO in the
-order packets are granted credits), a fixed flight latency, and the receiver's
-per-virtual-channel command and data buffers.  A packet leaves only once it
+Models: serialisation of each packet at the direction's bandwidth, a fixed
+flight latency, and the receiver's per-virtual-channel command and data
+buffers.  A packet leaves only once it
 holds a credit for a free buffer of its channel at the receiver; the buffer it
-held at the sender is freed when its tail has left.  Credits come back in
-4-byte NOP packets on the opposite direction: the NOP is inserted at once
-(HyperTransport lets info packets interleave with data), costs that direction
-its serialisation time and arrives one flight latency later.
+held at the sender is freed when its tail has left.  Data packets are sent
+first granted, first sent.  HyperTransport lets control packets be inserted
+into the data of another packet: a command packet (request, probe, response
+without data) waits only for the commands granted before it, and stretches
+the data transfer it is inserted into by its own serialisation time.  Credits
+come back in 4-byte NOP packets on the opposite direction, inserted the same
+way at once, arriving one flight latency later.
 
-Abstracts away: CRC windows, link training and power states, and
-arbitration between channels other than first-granted-first-sent.
+Abstracts away: CRC windows, link training and power states, and the
+arbitration between virtual channels beyond the command/data distinction.
 """
 from __future__ import annotations
 
@@ -45,7 +48,7 @@ class LinkDirection:
     """Packets from node ``src`` to node ``dst`` over one link."""
 
     __slots__ = ("env", "src", "dst", "src_id", "dst_id", "ns_per_byte", "latency_ns", "busy_until",
-                 "cmd_pools", "data_pools", "reverse", "receiver", "arrival_delay_ns",
+                 "cmd_busy_until", "cmd_pools", "data_pools", "reverse", "receiver", "arrival_delay_ns",
                  "cmd_bytes", "data_bytes", "busy_ns", "data_busy_ns", "packets", "nops")
 
     def __init__(self, env, src: int, dst: int, src_id: int, dst_id: int, bandwidth_GBps: float,
@@ -55,7 +58,8 @@ class LinkDirection:
         self.src_id, self.dst_id = src_id, dst_id
         self.ns_per_byte = 1.0 / bandwidth_GBps
         self.latency_ns = latency_ns
-        self.busy_until = 0.0
+        self.busy_until = 0.0      # when everything granted so far has been sent
+        self.cmd_busy_until = 0.0  # when the command packets granted so far have been sent
         tag = f"link {src_id}->{dst_id}"
         self.cmd_pools = [LinkBuffers(env, buffers[vc], f"{tag} {vc} cmd", self) for vc in VC_NAMES]
         self.data_pools = [None] * 4
@@ -97,14 +101,23 @@ class LinkDirection:
 
     def _transmit(self, pkt) -> None:
         now = self.env._now
-        start = self.busy_until if self.busy_until > now else now
-        data_ns = pkt.data_bytes * self.ns_per_byte
-        end = start + pkt.cmd_bytes * self.ns_per_byte + data_ns
-        self.busy_until = end
+        cmd_ns = pkt.cmd_bytes * self.ns_per_byte
+        if pkt.data_bytes:
+            start = self.busy_until if self.busy_until > now else now
+            data_ns = pkt.data_bytes * self.ns_per_byte
+            end = start + cmd_ns + data_ns
+            self.busy_until = end
+            self.data_busy_ns += data_ns
+            self.data_bytes += pkt.data_bytes
+        else:
+            # a command packet is inserted into (and ahead of) data transfers, as
+            # HyperTransport allows; it waits only for the commands before it
+            start = self.cmd_busy_until if self.cmd_busy_until > now else now
+            end = start + cmd_ns
+            self.cmd_busy_until = end
+            self.busy_until = (self.busy_until if self.busy_until > start else start) + cmd_ns
         self.busy_ns += end - start
-        self.data_busy_ns += data_ns
         self.cmd_bytes += pkt.cmd_bytes
-        self.data_bytes += pkt.data_bytes
         self.packets += 1
         release_buffers(pkt, end)
         pkt.held = self.cmd_pools[pkt.vc]
