@@ -1,4 +1,4 @@
-# The two entry points of the README.  Both create .venv on first use.
+# The two entry points of the README (run, test).  Both create .venv on first use.
 PYTHON ?= python3
 VENV   ?= .venv
 PY      = $(VENV)/bin/python
@@ -12,7 +12,7 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 run: $(VENV)/.installed
-	$(VENV)/bin/simnuma topo show quartet
+	$(VENV)/bin/simnuma reproduce -o results
 
 test: $(VENV)/.installed
 	$(PY) -m pytest -n 2 -q -m "not slow"
