@@ -852,7 +852,7 @@ class FitRow:
 
     @property
     def residual_percent(self) -> float:
-        return 100.0 * (self.fitted - self.measurement.value) / self.measurement.value
+        return self.measurement.error_percent(self.fitted)
 
     def to_dict(self) -> dict:
         m = self.measurement

@@ -207,6 +207,10 @@ class Measurement:
         part = " control" if self.metric == "link_control_GBps" else ""
         return f"link {src}->{dst}{part} GB/s"
 
+    def error_percent(self, predicted: float) -> float:
+        """How far ``predicted`` is from the measured value, in percent of it."""
+        return 100.0 * (predicted - self.value) / self.value
+
     @property
     def key(self) -> str:
         """Unique within a set: the case and the label."""

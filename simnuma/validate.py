@@ -43,7 +43,7 @@ class ValidationRow:
 
     @property
     def error_percent(self) -> float:
-        return 100.0 * (self.predicted - self.measurement.value) / self.measurement.value
+        return self.measurement.error_percent(self.predicted)
 
     def to_dict(self) -> dict:
         m = self.measurement

@@ -88,25 +88,22 @@ class Workload:
     def check(self, topology) -> None:
         """Raise SpecError if a thread cannot be placed on ``topology``."""
         used = {}
-        for kind, specs in (("thread", self.threads), ("background thread", self.background)):
-            for spec in specs:
-                ids = topology.node_ids
-                if spec.node not in ids:
-                    raise SpecError(f"{spec.label!r}: no node {spec.node} on board {topology.name!r} (nodes {list(ids)})")
-                if spec.mem_node not in ids:
-                    raise SpecError(f"{spec.label!r}: no memory node {spec.mem_node} on board {topology.name!r}"
-                                    f" (nodes {list(ids)})")
-                cores = topology.node(spec.node).cores
-                if spec.core >= cores:
-                    raise SpecError(f"{spec.label!r}: node {spec.node} has {cores} cores (0..{cores - 1}),"
-                                    f" no core {spec.core}")
-                where = (spec.node, spec.core)
-                if where in used:
-                    raise SpecError(f"{spec.label!r}: core {spec.node}.{spec.core} already runs {used[where]!r};"
-                                    " one thread per core")
-                used[where] = spec.label
-                if kind == "background thread" and spec.rate_GBps is None:
-                    pass  # an unthrottled background thread is allowed
+        ids = topology.node_ids
+        for spec in self.threads + self.background:
+            if spec.node not in ids:
+                raise SpecError(f"{spec.label!r}: no node {spec.node} on board {topology.name!r} (nodes {list(ids)})")
+            if spec.mem_node not in ids:
+                raise SpecError(f"{spec.label!r}: no memory node {spec.mem_node} on board {topology.name!r}"
+                                f" (nodes {list(ids)})")
+            cores = topology.node(spec.node).cores
+            if spec.core >= cores:
+                raise SpecError(f"{spec.label!r}: node {spec.node} has {cores} cores (0..{cores - 1}),"
+                                f" no core {spec.core}")
+            where = (spec.node, spec.core)
+            if where in used:
+                raise SpecError(f"{spec.label!r}: core {spec.node}.{spec.core} already runs {used[where]!r};"
+                                " one thread per core")
+            used[where] = spec.label
 
     def relabel(self, mapping: dict) -> "Workload":
         return Workload(tuple(t.relabel(mapping) for t in self.threads),

@@ -49,7 +49,7 @@ class LinkDirection:
 
     __slots__ = ("env", "src", "dst", "src_id", "dst_id", "ns_per_byte", "latency_ns", "busy_until",
                  "cmd_busy_until", "cmd_pools", "data_pools", "reverse", "receiver", "arrival_delay_ns",
-                 "cmd_bytes", "data_bytes", "busy_ns", "data_busy_ns", "packets", "nops")
+                 "cmd_bytes", "data_bytes", "busy_ns", "data_busy_ns", "nops")
 
     def __init__(self, env, src: int, dst: int, src_id: int, dst_id: int, bandwidth_GBps: float,
                  latency_ns: float, buffers: dict, data_buffers: dict):
@@ -73,7 +73,6 @@ class LinkDirection:
         self.data_bytes = 0
         self.busy_ns = 0.0
         self.data_busy_ns = 0.0
-        self.packets = 0
         self.nops = 0
 
     @property
@@ -118,7 +117,6 @@ class LinkDirection:
             self.busy_until = (self.busy_until if self.busy_until > start else start) + cmd_ns
         self.busy_ns += end - start
         self.cmd_bytes += pkt.cmd_bytes
-        self.packets += 1
         release_buffers(pkt, end)
         pkt.held = self.cmd_pools[pkt.vc]
         pkt.held_data = self.data_pools[pkt.vc] if pkt.data_bytes else None

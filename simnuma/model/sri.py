@@ -24,14 +24,13 @@ __all__ = ["SRI"]
 class SRI:
     """Request queue and probe handling of node ``index``."""
 
-    __slots__ = ("env", "index", "node_id", "latency_ns", "inject_delay_ns", "pools", "probe_queue",
-                 "lookup_ns", "xbar", "coherence", "routes", "probes_seen")
+    __slots__ = ("env", "index", "node_id", "inject_delay_ns", "pools", "probe_queue",
+                 "lookup_ns", "xbar", "coherence", "routes")
 
     def __init__(self, env, index: int, node_id: int, params):
         self.env = env
         self.index = index
         self.node_id = node_id
-        self.latency_ns = params.sri_latency_ns
         self.inject_delay_ns = params.sri_latency_ns + params.xbar_latency_ns
         tag = f"N{node_id} sri->xbar"
         self.pools = [CreditPool(env, params.sri_buffers[vc], f"{tag} {vc}") if vc in params.sri_buffers else None
@@ -41,7 +40,6 @@ class SRI:
         self.xbar = None
         self.coherence = None
         self.routes = None        # routes[dst] -> tuple of LinkDirection
-        self.probes_seen = 0
 
     def pool_list(self):
         return [p for p in self.pools if p is not None] + [self.probe_queue]
@@ -66,7 +64,6 @@ class SRI:
     def _lookup(self, pkt) -> None:
         now = self.env._now
         pkt.held.release(now)
-        self.probes_seen += 1
         call_at(self.env, now + self.lookup_ns, self._answer, pkt)
 
     def _answer(self, probe) -> None:

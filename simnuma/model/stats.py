@@ -78,7 +78,7 @@ class BufferSampler:
             now = env.now
             self.samples += 1
             for i, pool in enumerate(pools):
-                o = pool.capacity - sum(1 for t in pool.ready if t <= now)
+                o = pool.occupancy(now)
                 occ[i] += o
                 if o >= pool.capacity:
                     full[i] += 1
