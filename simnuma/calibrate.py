@@ -690,11 +690,14 @@ class _Search:
         return [w for w in self.grid() if all(abs(w[p.name] - windows[p.name]) <= 1 for p in self.windows)]
 
     def screen(self, fit: _Fit, combos: list) -> list:
-        """``[(predicted cost, windows, start u)]`` for the ``combos`` not fitted yet, best first.
+        """``[(predicted cost, windows, start u, cost at the fit's u)]`` for the ``combos`` not fitted yet.
 
         The predicted cost is that of the residuals at the fitted continuous
         values after the linear (Gauss-Newton) step the Jacobian allows,
-        clipped to the bounds; all combinations are predicted at once.
+        clipped to the bounds; all combinations are predicted at once.  The
+        list holds the best predicted first, then (as the linear step can
+        mislead where a bandwidth goes as one over a latency) the best by the
+        simulated cost at the fit's own values.
         """
         combos = [w for w in combos if self.wkey(w) not in self.fits]
         if not combos:
@@ -707,10 +710,12 @@ class _Search:
         else:
             starts = np.clip(fit.u - R @ np.linalg.pinv(J).T, 0.0, 1.0)
             costs = np.sum((R + (starts - fit.u) @ J.T) ** 2, axis=1)
-        order = np.argsort(costs, kind="stable")
-        for cost, windows in zip(costs, combos):
+        base = np.sum(R ** 2, axis=1)
+        for cost, windows in zip(base, combos):
             self.note_cost(self.wkey(windows), float(cost))
-        return [(float(costs[i]), combos[i], starts[i]) for i in order]
+        order = list(np.argsort(costs, kind="stable")[:WINDOW_VERIFIED])
+        order += [i for i in np.argsort(base, kind="stable") if i not in order][:WINDOW_VERIFIED]
+        return [(float(costs[i]), combos[i], starts[i], float(base[i]), fit.u) for i in order]
 
     def verify(self, ranked: list, jacobian) -> list:
         """Follow the best-ranked combinations with a few frozen-Jacobian (chord) steps.
@@ -718,9 +723,9 @@ class _Search:
         Returns ``[(cost, windows, u)]`` of the best point each reached, best
         first; the steps of all combinations are simulated together.
         """
-        top = [[w, u, math.inf, u] for _, w, u in ranked[:WINDOW_VERIFIED]]
+        top = [[w, u, base, u0] for _, w, u, base, u0 in ranked]
         if not self.continuous:
-            return [(c, w, u) for c, w, u in ranked[:WINDOW_VERIFIED]]
+            return [(base, w, u0) for _, w, _, base, u0 in ranked]
         for _ in range(WINDOW_CHORD_STEPS):
             residuals = self.ev.residuals_many([self.values(u, w) for w, u, _, _ in top])
             for item, r in zip(top, residuals):
@@ -762,10 +767,11 @@ class _Search:
         combos = self.grid()
         for round_no in range(SEARCH_ROUNDS):
             candidates = []
+            screened_before = self.screened
             ranked = self.screen(best, combos) if self.windows else []
             if ranked:
                 checked = self.verify(ranked, best.jacobian)
-                self.log(f"screened {len(ranked)} window combinations; after {WINDOW_CHORD_STEPS} linear steps: "
+                self.log(f"screened {self.screened - screened_before} window combinations; after {WINDOW_CHORD_STEPS} linear steps: "
                          + "; ".join(f"{self.wtext(w)} cost {c:.3g}" for c, w, _ in checked))
                 candidates += checked
             if self.continuous and round_no == 0:

@@ -293,3 +293,22 @@ def test_cli_calibrates_and_writes_a_loadable_board(tmp_path):
     fit = json.loads((tmp_path / "fit.json").read_text())
     assert fit["cases"] == ["0.0.r.0", "0.0.l.0"]
     assert {row["label"] for row in fit["rows"]} == {"0.0.r.0 GB/s", "0.0.l.0 latency ns"}
+
+
+def test_windows_far_from_the_start_are_recovered():
+    """Window-limited single threads on an uncontended memory (a current host): every op has its
+    own window, several lines away from the start, and one shared latency."""
+    board = one_node().with_parameters({"defaults.memory.bandwidth": "300 GB/s",
+                                        "defaults.sri.buffers": {"request": 64, "posted": 64, "response": 64},
+                                        "defaults.mct.buffers": {"response": 64, "probe": 64},
+                                        "defaults.memory.queue": 64,
+                                        "defaults.core.window": {"r": 10, "w": 10, "t": 10}})
+    truth = board.with_parameters({"defaults.memory.latency": 45.0,
+                                   "defaults.core.window": {"r": 11, "w": 8, "t": 16}})
+    data = synthetic(truth, ["0.0.r.0", "0.0.w.0", "0.0.t.0"])
+    fit = parse_fit(["memory.latency=20:200", "core.window.r=1:32", "core.window.w=1:32", "core.window.t=1:32"],
+                    ops=frozenset("rwt"))
+    cal = calibrate(board, data, fit=fit, cases=["0.0.r.0", "0.0.w.0", "0.0.t.0"], processes=1)
+    values = {p.param.name: p.value for p in cal.parameters}
+    assert (values["core.window.r"], values["core.window.w"], values["core.window.t"]) == (11, 8, 16)
+    assert values["memory.latency"] == pytest.approx(45.0, rel=0.05)

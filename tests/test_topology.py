@@ -136,8 +136,9 @@ def test_equality_is_about_the_hardware(quartet):
     different = quartet.with_parameters({"link_defaults.latency": "21 ns"})
     assert different != quartet
     text = quartet.to_yaml()
-    assert "latency: 1 ns" in text  # the calibrated link latency
-    spelled_otherwise = parse_topology(text.replace("latency: 1 ns", "latency: 0.001 us"))
+    link_ns = quartet.link(0, 1).latency_ns
+    assert f"latency: {link_ns:g} ns" in text  # the calibrated link latency
+    spelled_otherwise = parse_topology(text.replace(f"latency: {link_ns:g} ns", f"latency: {link_ns / 1000:g} us"))
     assert spelled_otherwise == quartet
     as_table = parse_topology(quartet.to_yaml().replace("routing: shortest", "routing: table\nroutes: {"
                               + ", ".join(f"'{a}->{b}': {list(r)}" for (a, b), r in quartet.routes.items())

@@ -11,7 +11,9 @@ import json
 import shlex
 import sys
 
+from ..errors import BenchError, SimnumaError
 from ..fileio import write_atomic, write_json
+from ..units import parse_bandwidth_GBps
 from .build import build_binary, manual_build_command, planned_build
 from .host import discover_host
 from .run import run_bench, summary_lines
@@ -46,6 +48,11 @@ def register(sub) -> None:
     host.add_argument("-o", "--output", metavar="FILE.yaml", help="write here (default: stdout)")
     host.add_argument("--name", help="the board's name (default: host-<hostname>)")
     host.add_argument("--sysfs", default="/sys", metavar="ROOT", help="read the machine from ROOT (default /sys)")
+    host.add_argument("--memory-bandwidth", metavar="BW",
+                      help="peak DRAM bandwidth per node from the machine's specification, e.g. '307.2 GB/s'"
+                           " (channels x transfer rate x 8 B); single-thread cases cannot determine it")
+    host.add_argument("--memory-source", metavar="TEXT",
+                      help="where --memory-bandwidth comes from, kept in the file's comment")
     host.set_defaults(func=cmd_host)
 
     suite = bsub.add_parser("suite", help="run the standard cases for this host")
@@ -91,7 +98,13 @@ def cmd_run(args) -> int:
 
 
 def cmd_host(args) -> int:
-    text = host_topology_yaml(discover_host(args.sysfs), name=args.name)
+    bandwidth = None
+    if args.memory_bandwidth is not None:
+        bandwidth = _memory_bandwidth(args.memory_bandwidth)
+    elif args.memory_source is not None:
+        raise BenchError("--memory-source says where --memory-bandwidth comes from; give --memory-bandwidth too")
+    text = host_topology_yaml(discover_host(args.sysfs), name=args.name, memory_bandwidth_GBps=bandwidth,
+                              memory_source=args.memory_source)
     if args.output:
         write_atomic(args.output, text)
         print(f"wrote {args.output}")
@@ -117,3 +130,13 @@ def cmd_suite(args) -> int:
             for caveat in observation.get("caveats", []):
                 print(f"  but {caveat}")
     return 0
+
+
+def _memory_bandwidth(text: str) -> float:
+    try:
+        value = parse_bandwidth_GBps(text)
+    except (SimnumaError, ValueError) as exc:
+        raise BenchError(f"--memory-bandwidth: {exc}") from None
+    if value <= 0:
+        raise BenchError(f"--memory-bandwidth: expected a positive bandwidth such as '307.2 GB/s', got {text!r}")
+    return value

@@ -26,6 +26,10 @@ from .host import Host, format_bytes
 
 __all__ = ["infer_links", "host_topology_yaml", "LinkInference"]
 
+# Per-node queue slots per core in the skeleton: a current core keeps a few dozen
+# L2 misses in flight, so a node's request queue must not be K8-sized (2/3/3).
+QUEUE_PER_CORE = 48
+
 
 class LinkInference:
     """Links inferred from a distance matrix, and notes on what the matrix left open."""
@@ -134,7 +138,23 @@ def _header(host: Host) -> list:
     return lines
 
 
-def _defaults(cores: int, ports: int) -> list:
+def _memory_line(bandwidth_GBps: float | None, source: str | None) -> str:
+    """The ``bandwidth:`` line of ``memory``: the machine's documented peak, or a marked placeholder.
+
+    No single-thread case comes near a node's memory capacity, so calibration
+    cannot determine the peak; it has to come from the machine's specification
+    (channels x transfer rate x 8 B), which sysfs does not expose.
+    """
+    if bandwidth_GBps is None:
+        return ("    bandwidth: 25.6 GB/s   # assumption: peak DRAM bandwidth per node, a placeholder that single-thread"
+                " cases cannot determine; give the machine's with `simnuma bench host --memory-bandwidth`")
+    text = f"{bandwidth_GBps:g} GB/s"
+    why = source or "given with `simnuma bench host --memory-bandwidth`"
+    return f"    bandwidth: {text:<12} # peak DRAM bandwidth per node: {why}"
+
+
+def _defaults(cores: int, ports: int, memory_line: str) -> list:
+    queue = QUEUE_PER_CORE * cores
     return [
         "defaults:",
         f"  cores: {cores}                  # CPUs (hardware threads) of most nodes; other counts are set per node",
@@ -142,16 +162,17 @@ def _defaults(cores: int, ports: int) -> list:
         "  core:",
         "    window: {r: 10, w: 10, t: 10}   # assumption: lines in flight per core; calibrate",
         "  memory:",
-        "    bandwidth: 25.6 GB/s   # assumption: peak DRAM bandwidth per node; calibrate",
+        memory_line,
         "    efficiency: 0.70       # assumption: sustained fraction of the peak; calibrate",
         "    latency: 90 ns         # assumption: DRAM access latency; calibrate (see the l cases of the suite)",
         "    queue: 32              # assumption: memory controller queue depth",
         "  sri:",
         "    latency: 2 ns          # assumption: core-to-fabric latency; calibrate",
-        "    buffers: {request: 2, posted: 3, response: 3}   # assumption: copied from quartet.yaml (K8 erratum 153)",
-        "    probe_queue: 8         # assumption: copied from quartet.yaml",
+        f"    buffers: {{request: {queue}, posted: {queue}, response: {queue}}}   # assumption: {QUEUE_PER_CORE} per core,"
+        " room for every core's misses in flight (K8's 2/3/3 would make this queue a bottleneck no current chip has)",
+        f"    probe_queue: {queue}         # assumption: as the request queue",
         "  mct:",
-        "    buffers: {response: 5, probe: 2}   # assumption: copied from quartet.yaml (K8 erratum 153)",
+        f"    buffers: {{response: {queue}, probe: {queue}}}   # assumption: as the request queue",
         "  xbar:",
         "    latency: 5 ns          # assumption: crossbar / mesh traversal; calibrate",
         "  probe:",
@@ -159,7 +180,8 @@ def _defaults(cores: int, ports: int) -> list:
         "link_defaults:",
         "  bandwidth: 20 GB/s       # assumption: per direction; calibrate on a multi-node host",
         "  latency: 40 ns           # assumption: per hop; calibrate on a multi-node host",
-        "  buffers: {request: 1, posted: 1, response: 6, probe: 4}   # assumption: copied from quartet.yaml",
+        "  buffers: {request: 15, posted: 15, response: 15, probe: 15}   # assumption: the most a HyperTransport receiver"
+        " tracks per class (opteron-facts.md s.1); calibrate on a multi-node host",
     ]
 
 
@@ -192,8 +214,14 @@ def _link_lines(inference: LinkInference) -> list:
     return lines
 
 
-def host_topology_yaml(host: Host, name: str | None = None) -> str:
-    """The board description of ``host`` as YAML text that ``simnuma topo check`` accepts."""
+def host_topology_yaml(host: Host, name: str | None = None, memory_bandwidth_GBps: float | None = None,
+                       memory_source: str | None = None) -> str:
+    """The board description of ``host`` as YAML text that ``simnuma topo check`` accepts.
+
+    ``memory_bandwidth_GBps`` is the peak DRAM bandwidth per node from the
+    machine's specification, ``memory_source`` where it comes from (written in
+    the comment); without it the file keeps a marked placeholder.
+    """
     inference = infer_links(host.node_ids, host.distances)
     degree = Counter()
     for a, b in inference.links:
@@ -206,7 +234,7 @@ def host_topology_yaml(host: Host, name: str | None = None) -> str:
     description = f"{host.cpu_model}, {len(host.nodes)} NUMA node(s), {host.cpu_count} CPUs"
     lines = _header(host)
     lines += [f"name: {board}", f"description: {_yaml_text(description)}"]
-    lines += _defaults(default_cores, ports)
+    lines += _defaults(default_cores, ports, _memory_line(memory_bandwidth_GBps, memory_source))
     lines += _node_lines(host, default_cores)
     lines += _link_lines(inference)
     lines.append("io:                         # assumption: one I/O port per node")

@@ -4,8 +4,15 @@ Models: serialisation of each packet at the direction's bandwidth, a fixed
 flight latency, and the receiver's per-virtual-channel command and data
 buffers.  A packet leaves only once it
 holds a credit for a free buffer of its channel at the receiver; the buffer it
-held at the sender is freed when its tail has left.  Data packets are sent
-first granted, first sent.  HyperTransport lets control packets be inserted
+held at the sender is freed when its transmission starts, because the link's
+transmitter then holds the packet it is serialising (app note 40555, A.1: the
+crossbar's HyperTransport buffers queue packets *to be sent* on the outgoing
+link).  A packet granted behind others keeps its buffer until its own turn.
+A data packet bound further on is routed by the receiver on its header (cut-
+through): it reaches the next crossbar when its command has, and its tail can
+leave the next link no earlier than it has come in.  A packet for the node
+itself is handed over once its tail is in.  Data packets are sent first
+granted, first sent.  HyperTransport lets control packets be inserted
 into the data of another packet: a command packet (request, probe, response
 without data) waits only for the commands granted before it, and stretches
 the data transfer it is inserted into by its own serialisation time.  Credits
@@ -105,6 +112,9 @@ class LinkDirection:
             start = self.busy_until if self.busy_until > now else now
             data_ns = pkt.data_bytes * self.ns_per_byte
             end = start + cmd_ns + data_ns
+            if end < pkt.tail_ns:  # cut through: the tail cannot leave before it has come in
+                start += pkt.tail_ns - end
+                end = pkt.tail_ns
             self.busy_until = end
             self.data_busy_ns += data_ns
             self.data_bytes += pkt.data_bytes
@@ -117,10 +127,15 @@ class LinkDirection:
             self.busy_until = (self.busy_until if self.busy_until > start else start) + cmd_ns
         self.busy_ns += end - start
         self.cmd_bytes += pkt.cmd_bytes
-        release_buffers(pkt, end)
+        release_buffers(pkt, start)  # the transmitter has it now
         pkt.held = self.cmd_pools[pkt.vc]
         pkt.held_data = self.data_pools[pkt.vc] if pkt.data_bytes else None
-        call_at(self.env, end + self.arrival_delay_ns + pkt.lag_ns, self.receiver.arrive, pkt)
+        arrive_ns = end + self.arrival_delay_ns + pkt.lag_ns
+        if pkt.data_bytes and pkt.hop < len(pkt.path):
+            # forwarded onward: the receiver routes the packet on its header
+            pkt.tail_ns = arrive_ns
+            arrive_ns -= pkt.data_bytes * self.ns_per_byte
+        call_at(self.env, arrive_ns, self.receiver.arrive, pkt)
         pkt.lag_ns = 0.0
 
     def send_nop(self, when_ns: float) -> float:

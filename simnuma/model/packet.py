@@ -32,7 +32,7 @@ class Packet:
     """One packet in flight: what it is, where it goes, which buffer it holds."""
 
     __slots__ = ("kind", "vc", "cmd_bytes", "data_bytes", "txn", "src", "dst", "path", "hop",
-                 "held", "held_data", "lag_ns")
+                 "held", "held_data", "lag_ns", "tail_ns")
 
     def __init__(self, kind: str, txn, src: int, dst: int, path: tuple):
         vc, cmd, data = KINDS[kind]
@@ -48,3 +48,4 @@ class Packet:
         self.held = None        # the command buffer pool it occupies now
         self.held_data = None   # the data buffer pool it occupies now (data packets)
         self.lag_ns = 0.0       # latency still to pay on the first hop (SRI/XBar crossing at the source)
+        self.tail_ns = 0.0      # when its last byte is in the node it is at (cut-through forwarding)

@@ -104,3 +104,30 @@ def test_cli_host_of_this_machine_in_a_fresh_process(tmp_path):
     checked = run_cli("topo", "check", target)
     assert checked.returncode == 0, checked.stderr
     assert "\nname: here\n" in target.read_text()
+
+
+def test_memory_peak_from_the_specification_is_written_with_its_source(tmp_path, capsys):
+    target = tmp_path / "spec.yaml"
+    code, out, err = call_cli(capsys, "bench", "host", "--sysfs", sysfs("two_node"), "-o", target,
+                              "--memory-bandwidth", "307.2 GB/s", "--memory-source", "8 x DDR5-4800 (vendor sheet)")
+    assert code == 0, err
+    topo = parse_topology(target.read_text(), "spec.yaml")
+    assert all(n.memory_bandwidth_GBps == pytest.approx(307.2) for n in topo.nodes)
+    assert "peak DRAM bandwidth per node: 8 x DDR5-4800 (vendor sheet)" in target.read_text()
+
+
+def test_without_a_memory_peak_the_placeholder_says_how_to_give_one():
+    text = host_topology_yaml(discover_host(sysfs("two_node")), name="t")
+    line = next(l for l in text.splitlines() if l.strip().startswith("bandwidth:") and "DRAM" in l)
+    assert "assumption" in line and "--memory-bandwidth" in line
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--memory-bandwidth", "4 furlongs"], "--memory-bandwidth: unknown unit 'furlongs'"),
+    (["--memory-bandwidth", "0 GB/s"], "--memory-bandwidth: expected a positive bandwidth"),
+    (["--memory-source", "a sheet"], "give --memory-bandwidth too"),
+])
+def test_bad_memory_options_are_one_line(args, message, capsys):
+    code, out, err = call_cli(capsys, "bench", "host", "--sysfs", sysfs("two_node"), *args)
+    assert code == 2 and out == ""
+    assert message in err and len(err.strip().splitlines()) == 1

@@ -39,3 +39,28 @@ def run_to_quiescence(topology, threads, background=(), size_bytes=SMALL, seed=1
     run_exact(system)
     system.env.run(until=system.env.now + 100_000.0)
     return system
+
+
+def chain_board(nodes: int = 3, window: int = 1) -> object:
+    """Nodes 0-1-...-(n-1) in a line, uncontended: every hop costs the same."""
+    links = ", ".join(f"{{a: {i}, b: {i + 1}}}" for i in range(nodes - 1))
+    ids = ", ".join(f"{{id: {i}}}" for i in range(nodes))
+    return parse_topology(f"""
+name: chain
+defaults:
+  cores: 1
+  ports: 2
+  core: {{window: {{r: {window}, w: {window}, t: {window}}}}}
+  memory: {{bandwidth: 100 GB/s, efficiency: 1.0, latency: 50 ns, queue: 64}}
+  sri: {{latency: 1 ns, buffers: {{request: 15, posted: 15, response: 15}}, probe_queue: 15}}
+  mct: {{buffers: {{response: 15, probe: 15}}}}
+  xbar: {{latency: 2 ns}}
+  probe: {{lookup: 5 ns}}
+link_defaults:
+  bandwidth: 4 GB/s
+  latency: 10 ns
+  buffers: {{request: 15, posted: 15, response: 15, probe: 15}}
+nodes: [{ids}]
+links: [{links}]
+coherence: probe_filter
+""", "chain.yaml")
