@@ -134,7 +134,7 @@ class LinkDirection:
         if pkt.data_bytes and pkt.hop < len(pkt.path):
             # forwarded onward: the receiver routes the packet on its header
             pkt.tail_ns = arrive_ns
-            arrive_ns -= pkt.data_bytes * self.ns_per_byte
+            arrive_ns -= data_ns
         call_at(self.env, arrive_ns, self.receiver.arrive, pkt)
         pkt.lag_ns = 0.0
 

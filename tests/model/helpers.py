@@ -9,27 +9,9 @@ SMALL = 64 * 1024  # 1024 lines per thread
 
 
 def two_node_board(window: int = 1, link_GBps: float = 4.0, buffers: int = 15, coherence: str = "probe_filter",
-                   memory_GBps: float = 100.0, latency_spread_ns: float | None = None) -> object:
+                   memory_GBps: float = 100.0) -> object:
     """A 2-node board whose only possible bottleneck is the one link."""
-    return parse_topology(f"""
-name: pair
-defaults:
-  cores: 1
-  ports: 1
-  core: {{window: {{r: {window}, w: {window}, t: {window}}}}}
-  memory: {{bandwidth: {memory_GBps} GB/s, efficiency: 1.0, latency: 50 ns, queue: 64}}
-  sri: {{latency: 1 ns, buffers: {{request: 15, posted: 15, response: 15}}, probe_queue: 15}}
-  mct: {{buffers: {{response: 15, probe: 15}}}}
-  xbar: {{latency: 2 ns}}
-  probe: {{lookup: 5 ns}}
-link_defaults:
-  bandwidth: {link_GBps} GB/s
-  latency: 10 ns
-  buffers: {{request: {buffers}, posted: {buffers}, response: {buffers}, probe: {buffers}}}
-nodes: [{{id: 0}}, {{id: 1}}]
-links: [{{a: 0, b: 1}}]
-coherence: {coherence}
-""", "pair.yaml")
+    return chain_board(2, window, link_GBps, buffers, coherence, memory_GBps)
 
 
 def run_to_quiescence(topology, threads, background=(), size_bytes=SMALL, seed=1) -> System:
@@ -41,26 +23,28 @@ def run_to_quiescence(topology, threads, background=(), size_bytes=SMALL, seed=1
     return system
 
 
-def chain_board(nodes: int = 3, window: int = 1) -> object:
+def chain_board(nodes: int = 3, window: int = 1, link_GBps: float = 4.0, buffers: int = 15,
+                coherence: str = "probe_filter", memory_GBps: float = 100.0) -> object:
     """Nodes 0-1-...-(n-1) in a line, uncontended: every hop costs the same."""
     links = ", ".join(f"{{a: {i}, b: {i + 1}}}" for i in range(nodes - 1))
     ids = ", ".join(f"{{id: {i}}}" for i in range(nodes))
+    name = "pair" if nodes == 2 else "chain"
     return parse_topology(f"""
-name: chain
+name: {name}
 defaults:
   cores: 1
-  ports: 2
+  ports: {min(nodes - 1, 2)}
   core: {{window: {{r: {window}, w: {window}, t: {window}}}}}
-  memory: {{bandwidth: 100 GB/s, efficiency: 1.0, latency: 50 ns, queue: 64}}
+  memory: {{bandwidth: {memory_GBps} GB/s, efficiency: 1.0, latency: 50 ns, queue: 64}}
   sri: {{latency: 1 ns, buffers: {{request: 15, posted: 15, response: 15}}, probe_queue: 15}}
   mct: {{buffers: {{response: 15, probe: 15}}}}
   xbar: {{latency: 2 ns}}
   probe: {{lookup: 5 ns}}
 link_defaults:
-  bandwidth: 4 GB/s
+  bandwidth: {link_GBps} GB/s
   latency: 10 ns
-  buffers: {{request: 15, posted: 15, response: 15, probe: 15}}
+  buffers: {{request: {buffers}, posted: {buffers}, response: {buffers}, probe: {buffers}}}
 nodes: [{ids}]
 links: [{links}]
-coherence: probe_filter
-""", "chain.yaml")
+coherence: {coherence}
+""", f"{name}.yaml")

@@ -8,8 +8,8 @@ from simnuma.model import simulate
 from .helpers import chain_board, two_node_board
 
 
-def _isolated_latency_ns(board) -> float:
-    r = simulate(board, ["0.0.r.1"], size_bytes=64 * 256, mode="exact", baseline=False)
+def _isolated_latency_ns(board, spec: str = "0.0.r.1") -> float:
+    r = simulate(board, [spec], size_bytes=64 * 256, mode="exact", baseline=False)
     return r.threads[0]["latency_ns"]["mean"]
 
 
@@ -53,8 +53,8 @@ def test_forwarded_data_cuts_through_the_middle_node():
     """One more hop costs a request hop and a data hop of header time only: the middle node
     routes the read response on its command, it does not wait for the 64 B of data."""
     board = chain_board(nodes=3)
-    one_hop = _lone_latency_ns(board, "0.0.r.1")
-    two_hops = _lone_latency_ns(board, "0.0.r.2")
+    one_hop = _isolated_latency_ns(board, "0.0.r.1")
+    two_hops = _isolated_latency_ns(board, "0.0.r.2")
     request_hop = 8 / 4.0 + 10.0 + 2.0      # serialise 8 B, fly, cross the crossbar
     data_hop = 4 / 4.0 + 10.0 + 2.0         # only the 4-B command is waited for
     assert two_hops - one_hop == pytest.approx(request_hop + data_hop, abs=0.6)
@@ -72,8 +72,3 @@ def test_a_forwarded_packet_frees_its_buffer_when_it_starts_onward():
     line_ns = r.threads[0]["time_ns"] / 2048
     first_hop_cycle_ns = 72 / 4.0 + 10.0 + 2.0 + 4 / 4.0 + 10.0  # victim out, NOP back
     assert line_ns == pytest.approx(first_hop_cycle_ns, rel=0.05)
-
-
-def _lone_latency_ns(board, spec: str) -> float:
-    r = simulate(board, [spec], size_bytes=64 * 256, mode="exact", baseline=False)
-    return r.threads[0]["latency_ns"]["mean"]
