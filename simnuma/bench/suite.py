@@ -18,7 +18,9 @@ No case uses more threads than the host has CPUs; the cases that would are
 listed as skipped with the reason.  :func:`run_suite` writes one JSON report
 per case and an index ``suite.json`` holding every case's headline figures
 and the observations the set supports (do two threads move more data than
-one?).
+one?).  With ``rounds`` it runs the whole set several times and merges each
+case's rounds (:mod:`simnuma.bench.merge`), so that on a drifting machine every
+case samples the same stretch of time.
 """
 from __future__ import annotations
 
@@ -30,9 +32,10 @@ from pathlib import Path
 from ..errors import BenchError
 from ..fileio import progress, write_json
 from .host import Host, discover_host, format_bytes
+from .merge import merge_reports
 from .run import parse_reps, parse_size, run_bench
 
-__all__ = ["Case", "suite_cases", "run_suite", "INDEX_FORMAT", "BACKGROUND_RATES", "observe_scaling"]
+__all__ = ["Case", "suite_cases", "run_suite", "parse_rounds", "INDEX_FORMAT", "BACKGROUND_RATES", "observe_scaling"]
 
 INDEX_FORMAT = "simnuma-bench-suite/1"
 BACKGROUND_RATES = ("0.5GB/s", "2GB/s")
@@ -249,41 +252,70 @@ def load_average() -> list | None:
         return None
 
 
-def _run_case(case: Case, host: Host, size_bytes, reps: int, out_dir) -> dict:
-    started = time.monotonic()
+def _run_round(case: Case, host: Host, size_bytes, reps: int) -> dict:
+    """One round of ``case``: its report, or ``{"error": ...}``."""
     try:
-        report = run_bench(case.threads, case.background, size_bytes=size_bytes, reps=reps, host=host)
+        return run_bench(case.threads, case.background, size_bytes=size_bytes, reps=reps, host=host)
     except BenchError as exc:
-        return {"error": str(exc), "elapsed_seconds": time.monotonic() - started}
+        return {"error": str(exc)}
+
+
+def _round_order(cases: list, number: int) -> list:
+    """Round 0 runs the cases in order, round 1 backwards, and so on: a steady drift weighs on all alike."""
+    return list(cases) if number % 2 == 0 else list(reversed(cases))
+
+
+def _finish_case(case: Case, reports: list, elapsed_seconds: float, out_dir: Path) -> dict:
+    failed = [r for r in reports if "error" in r]
+    if failed:
+        return {"error": failed[0]["error"], "elapsed_seconds": elapsed_seconds}
+    report = merge_reports(reports)
     path = write_json(out_dir / case.file_name, report)
     entry = _headline(report)
     entry["file"] = path.name
-    entry["elapsed_seconds"] = time.monotonic() - started
+    entry["rounds"] = len(reports)
+    entry["elapsed_seconds"] = elapsed_seconds
     return entry
 
 
-def run_suite(out_dir, size_bytes=None, reps: int = 5, host: Host | None = None, stream=None) -> dict:
+def run_suite(out_dir, size_bytes=None, reps: int = 5, host: Host | None = None, stream=None,
+              rounds: int = 1) -> dict:
     """Run every case of :func:`suite_cases`; write one JSON per case and ``suite.json``; return the index.
 
-    Raises BenchError after writing the index when any case failed.
+    The cases are measured in ``rounds`` passes of ``reps`` repetitions each
+    (alternately forwards and backwards), so that every case samples the same
+    stretch of time; each case's report merges its rounds (:func:`merge_reports`).
+    A case that fails is not run again.  Raises BenchError after writing the
+    index when any case failed.
     """
     out_dir = Path(out_dir)
     host = host or discover_host()
     size = parse_size(size_bytes) if size_bytes is not None else None
     reps = parse_reps(reps)
+    rounds = parse_rounds(rounds)
     cases, skipped = suite_cases(host)
     started = time.monotonic()
     load_before = load_average()
-    entries = {}
-    bar = progress(total=len(cases), desc="bench suite", stream=stream)
+    reports = {case.name: [] for case in cases}
+    elapsed = {case.name: 0.0 for case in cases}
+    bar = progress(total=len(cases) * rounds, desc="bench suite", stream=stream)
     try:
-        for case in cases:
-            bar.set_postfix_str(case.name, refresh=False)
-            entries[case.name] = _run_case(case, host, size, reps, out_dir)
-            bar.update(1)
+        for number in range(rounds):
+            for case in _round_order(cases, number):
+                done = reports[case.name]
+                if done and "error" in done[-1]:
+                    bar.update(1)
+                    continue
+                bar.set_postfix_str(f"round {number + 1}/{rounds}: {case.name}", refresh=False)
+                t0 = time.monotonic()
+                done.append(_run_round(case, host, size, reps))
+                elapsed[case.name] += time.monotonic() - t0
+                bar.update(1)
     finally:
         bar.close()
+    entries = {case.name: _finish_case(case, reports[case.name], elapsed[case.name], out_dir) for case in cases}
     index = _index(host, cases, skipped, entries, size, reps, time.monotonic() - started)
+    index["rounds"] = rounds
     index["load_average"] = {"before": load_before, "after": load_average()}
     write_json(out_dir / "suite.json", index)
     failed = [name for name, entry in entries.items() if "error" in entry]
@@ -292,6 +324,13 @@ def run_suite(out_dir, size_bytes=None, reps: int = 5, host: Host | None = None,
         raise BenchError(f"{len(failed)} of {len(cases)} suite cases failed (first: {failed[0]!r}: {first});"
                          f" see {out_dir / 'suite.json'}")
     return index
+
+
+def parse_rounds(text) -> int:
+    raw = str(text).strip()
+    if not raw.isdigit() or not 1 <= int(raw) <= 10_000:
+        raise BenchError(f"--rounds {raw!r}: expected a whole number from 1 to 10000")
+    return int(raw)
 
 
 def _index(host: Host, cases, skipped, entries, size, reps, elapsed_seconds) -> dict:

@@ -42,6 +42,13 @@ def test_bad_requests_exit_2_with_one_line(args, message, tmp_path, capsys):
     assert not (tmp_path / "never.json").exists()
 
 
+@pytest.mark.parametrize("rounds", ["0", "many"])
+def test_bad_rounds_exit_2_before_measuring(rounds, tmp_path, capsys):
+    code, out, err = call_cli(capsys, "bench", "suite", "--rounds", rounds, "-o", tmp_path / "suite")
+    assert_one_line_refusal(code, err, f"--rounds '{rounds}'")
+    assert not (tmp_path / "suite").exists()
+
+
 def test_more_threads_than_cpus(capsys):
     from simnuma.bench.host import discover_host
 
