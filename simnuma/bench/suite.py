@@ -278,8 +278,8 @@ def _finish_case(case: Case, reports: list, elapsed_seconds: float, out_dir: Pat
     return entry
 
 
-def run_suite(out_dir, size_bytes=None, reps: int = 5, host: Host | None = None, stream=None,
-              rounds: int = 1) -> dict:
+def run_suite(out_dir, size_bytes=None, reps: int = 3, host: Host | None = None, stream=None,
+              rounds: int = 5) -> dict:
     """Run every case of :func:`suite_cases`; write one JSON per case and ``suite.json``; return the index.
 
     The cases are measured in ``rounds`` passes of ``reps`` repetitions each

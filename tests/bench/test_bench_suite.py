@@ -104,7 +104,7 @@ def test_scaling_observation_explains_a_miss():
 def test_small_suite_writes_every_case_and_the_index(stride, tmp_path):
     host = discover_host()
     started = time.monotonic()
-    index = run_suite(tmp_path, size_bytes="4MiB", reps=2, host=host)
+    index = run_suite(tmp_path, size_bytes="4MiB", reps=2, rounds=2, host=host)
     assert time.monotonic() - started < 30
     assert json.loads((tmp_path / "suite.json").read_text()) == index
     assert index["format"] == "simnuma-bench-suite/1"
