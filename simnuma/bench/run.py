@@ -16,7 +16,7 @@ from ..units import UnitError, parse_size_bytes
 from .build import binary_path
 from .host import Host, discover_host, resolve_threads
 
-__all__ = ["run_bench", "parse_size", "parse_reps", "summary_lines", "FORMAT", "stride_command"]
+__all__ = ["run_bench", "parse_size", "parse_reps", "parse_count", "summary_lines", "FORMAT", "stride_command"]
 
 FORMAT = "simnuma-bench/1"
 
@@ -36,11 +36,16 @@ def parse_size(text) -> int:
     return value
 
 
-def parse_reps(text) -> int:
+def parse_count(text, option: str, most: int) -> int:
+    """A whole number from 1 to ``most`` given for ``option``; BenchError (one line) otherwise."""
     raw = str(text).strip()
-    if not raw.isdigit() or not 1 <= int(raw) <= 1_000_000:
-        raise BenchError(f"--reps {raw!r}: expected a whole number from 1 to 1000000")
+    if not raw.isdigit() or not 1 <= int(raw) <= most:
+        raise BenchError(f"{option} {raw!r}: expected a whole number from 1 to {most}")
     return int(raw)
+
+
+def parse_reps(text) -> int:
+    return parse_count(text, "--reps", 1_000_000)
 
 
 def stride_command(binary, placed, size_bytes: int | None, reps: int, allow_misplaced: bool) -> list:

@@ -33,7 +33,7 @@ from ..errors import BenchError
 from ..fileio import progress, write_json
 from .host import Host, discover_host, format_bytes
 from .merge import merge_reports
-from .run import parse_reps, parse_size, run_bench
+from .run import parse_count, parse_reps, parse_size, run_bench
 
 __all__ = ["Case", "suite_cases", "run_suite", "parse_rounds", "INDEX_FORMAT", "BACKGROUND_RATES", "observe_scaling"]
 
@@ -265,6 +265,22 @@ def _round_order(cases: list, number: int) -> list:
     return list(cases) if number % 2 == 0 else list(reversed(cases))
 
 
+def _measure_in_rounds(cases: list, host: Host, size_bytes, reps: int, rounds: int, bar) -> tuple:
+    """``(reports, elapsed_seconds)`` by case name: each case's reports of every round, and the time they took."""
+    reports = {case.name: [] for case in cases}
+    elapsed = {case.name: 0.0 for case in cases}
+    for number in range(rounds):
+        for case in _round_order(cases, number):
+            done = reports[case.name]
+            if not (done and "error" in done[-1]):  # a case that failed is not run again
+                bar.set_postfix_str(f"round {number + 1}/{rounds}: {case.name}", refresh=False)
+                started = time.monotonic()
+                done.append(_run_round(case, host, size_bytes, reps))
+                elapsed[case.name] += time.monotonic() - started
+            bar.update(1)
+    return reports, elapsed
+
+
 def _finish_case(case: Case, reports: list, elapsed_seconds: float, out_dir: Path) -> dict:
     failed = [r for r in reports if "error" in r]
     if failed:
@@ -296,21 +312,9 @@ def run_suite(out_dir, size_bytes=None, reps: int = 3, host: Host | None = None,
     cases, skipped = suite_cases(host)
     started = time.monotonic()
     load_before = load_average()
-    reports = {case.name: [] for case in cases}
-    elapsed = {case.name: 0.0 for case in cases}
     bar = progress(total=len(cases) * rounds, desc="bench suite", stream=stream)
     try:
-        for number in range(rounds):
-            for case in _round_order(cases, number):
-                done = reports[case.name]
-                if done and "error" in done[-1]:
-                    bar.update(1)
-                    continue
-                bar.set_postfix_str(f"round {number + 1}/{rounds}: {case.name}", refresh=False)
-                t0 = time.monotonic()
-                done.append(_run_round(case, host, size, reps))
-                elapsed[case.name] += time.monotonic() - t0
-                bar.update(1)
+        reports, elapsed = _measure_in_rounds(cases, host, size, reps, rounds, bar)
     finally:
         bar.close()
     entries = {case.name: _finish_case(case, reports[case.name], elapsed[case.name], out_dir) for case in cases}
@@ -327,10 +331,7 @@ def run_suite(out_dir, size_bytes=None, reps: int = 3, host: Host | None = None,
 
 
 def parse_rounds(text) -> int:
-    raw = str(text).strip()
-    if not raw.isdigit() or not 1 <= int(raw) <= 10_000:
-        raise BenchError(f"--rounds {raw!r}: expected a whole number from 1 to 10000")
-    return int(raw)
+    return parse_count(text, "--rounds", 10_000)
 
 
 def _index(host: Host, cases, skipped, entries, size, reps, elapsed_seconds) -> dict:
