@@ -68,17 +68,23 @@
 
 /* ------------------------------------------------------------------ errors */
 
+/* One line on stderr, then exit with ``status``. */
+static void vdie(int status, const char *fmt, va_list ap) __attribute__((noreturn, format(printf, 2, 0)));
+static void vdie(int status, const char *fmt, va_list ap)
+{
+    fputs("stride: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    exit(status);
+}
+
 /* A request the machine cannot honour: one line, exit status 2. */
 static void die_user(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 static void die_user(const char *fmt, ...)
 {
     va_list ap;
-    fputs("stride: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    exit(2);
+    vdie(2, fmt, ap);
 }
 
 /* An unexpected system failure: one line, exit status 1. */
@@ -86,12 +92,8 @@ static void die_system(const char *fmt, ...) __attribute__((noreturn, format(pri
 static void die_system(const char *fmt, ...)
 {
     va_list ap;
-    fputs("stride: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    exit(1);
+    vdie(1, fmt, ap);
 }
 
 static void *xcalloc(size_t count, size_t size)
