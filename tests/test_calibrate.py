@@ -251,6 +251,9 @@ def bench_json(tmp_path, cpu="Test CPU", nodes=1):
     (lambda tmp: ["quartet", "no-such-dataset"], "no such measurement file"),
     (lambda tmp: ["quartet", "quartet-single-thread", "--fit", "memory.speed"], "unknown parameter"),
     (lambda tmp: ["dual", "quartet-single-thread"], "not on board 'dual'"),
+    (lambda tmp: ["quartet", "quartet-single-thread", "--jobs", "0"], "--jobs 0: expected at least 1"),
+    (lambda tmp: ["quartet", "quartet-single-thread", "--max-evaluations", "0"],
+     "--max-evaluations 0: expected at least 2"),
 ])
 def test_cli_errors_exit_2_with_one_line_and_write_nothing(tmp_path, make_args, message):
     out = tmp_path / "calibrated.yaml"

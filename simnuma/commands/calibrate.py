@@ -89,7 +89,7 @@ def cmd_calibrate(args) -> int:
     from ..measurements import load_measurements
 
     jobs = _check_jobs(args.jobs)
-    max_evaluations = args.max_evaluations or MAX_FIT_EVALUATIONS
+    max_evaluations = MAX_FIT_EVALUATIONS if args.max_evaluations is None else args.max_evaluations
     if max_evaluations < 2:
         raise CalibrationError(f"--max-evaluations {max_evaluations}: expected at least 2")
     topology, text = _board_text(args.board)
