@@ -21,7 +21,7 @@ test-all: $(VENV)/.installed
 	$(PY) -m pytest -n 2 -q
 
 bench: $(VENV)/.installed
-	$(PY) benchmarks/run.py
+	$(PY) benchmarks/run.py --calibration
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -10,9 +10,12 @@ the requirement is checked on the ratio:
 * steady mode: any single case of the Quartet study with 64 MiB arrays in at
   most 5 s on the reference machine, i.e. seconds x (bare rate / reference) <= 5;
 * exact mode of a two-thread 64 MiB case stays under 500 MB resident memory
-  (measured in a child process; ``--memory`` to run it, it takes minutes).
+  (measured in a child process; ``--memory`` to run it, it takes minutes);
+* calibrating the Quartet on its single-thread reference dataset (the default
+  fit, two processes) takes at most 2 minutes on the reference machine, i.e.
+  seconds x (bare rate / reference) <= 120 (``--calibration``, about a minute).
 
-Run: ``.venv/bin/python benchmarks/run.py [--quick] [--memory]``.
+Run: ``.venv/bin/python benchmarks/run.py [--quick] [--memory] [--calibration]``.
 """
 from __future__ import annotations
 
@@ -32,6 +35,7 @@ REFERENCE_BARE_EVENTS_PER_S = 1_250_000.0
 REQUIRED_EXACT_TXN_PER_S = 15_000.0
 REQUIRED_STEADY_S = 5.0
 REQUIRED_RSS_MB = 500.0
+REQUIRED_CALIBRATION_S = 120.0
 
 STEADY_CASES = [
     (["0.0.r.0"], []),
@@ -75,6 +79,16 @@ def steady_time(specs, bg) -> float:
     return time.perf_counter() - t0
 
 
+def calibration_time() -> float:
+    from simnuma.calibrate import calibrate
+    from simnuma.measurements import load_measurements
+    from simnuma.topology import load_topology
+
+    t0 = time.perf_counter()
+    calibrate(load_topology("quartet"), load_measurements(["quartet-single-thread"]), processes=2)
+    return time.perf_counter() - t0
+
+
 def memory_child() -> None:
     from simnuma.model import simulate
 
@@ -86,6 +100,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller exact run, fewer steady cases")
     ap.add_argument("--memory", action="store_true", help="also run the 64 MiB exact memory check (minutes)")
+    ap.add_argument("--calibration", action="store_true",
+                    help="also time calibrating the Quartet on its single-thread dataset (about a minute)")
     ap.add_argument("--memory-child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.memory_child:
@@ -115,6 +131,14 @@ def main() -> int:
         label = " ".join(specs) + (f" --bg {len(bg)} threads" if bg else "")
         print(f"steady 64 MiB {label}: {seconds:.2f} s, {normalised:.2f} s at reference speed "
               f"(need <= {REQUIRED_STEADY_S:.0f} s)  {'PASS' if passed else 'FAIL'}")
+    if args.calibration:
+        seconds = calibration_time()
+        normalised = seconds * scale
+        passed = normalised <= REQUIRED_CALIBRATION_S
+        ok &= passed
+        print(f"calibrate quartet quartet-single-thread (default fit, 2 processes): {seconds:.1f} s,"
+              f" {normalised:.1f} s at reference speed (need <= {REQUIRED_CALIBRATION_S:.0f} s)"
+              f"  {'PASS' if passed else 'FAIL'}")
     if args.memory:
         out = subprocess.run([sys.executable, __file__, "--memory-child"], capture_output=True, text=True,
                              check=True)
