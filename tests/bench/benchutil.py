@@ -13,6 +13,12 @@ FIXTURES = Path(__file__).parent / "fixtures"
 HELPERS = Path(__file__).parent / "helpers"
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE_NAMES = ("two_node", "four_node", "sparse")
+# The report prints every value with 9 significant digits ("%.9g"), so each
+# repetition's seconds carry a relative rounding error up to 5e-9.  The spread,
+# (max - min) / min, is a difference of nearly equal times: recomputed from the
+# printed times it can differ from the native one by up to about 2 x 5e-9 in
+# absolute terms, however small the spread itself is.
+SPREAD_ABS_TOLERANCE = 2e-8  # for a spread recomputed from printed seconds
 
 
 def sysfs(name: str) -> Path:
