@@ -1,8 +1,9 @@
 """The ``simnuma`` command line.
 
 Each command group lives in its own module with a ``register(subparsers)``
-function; this module only assembles them and turns user mistakes
-(:class:`~simnuma.errors.SimnumaError`) into one line on stderr and exit status 2.
+function; this module only assembles them and turns user mistakes into one line on
+stderr and exit status 2: a :class:`~simnuma.errors.SimnumaError` raised by a
+command, and a command line argparse cannot take (:class:`OneLineParser`).
 """
 from __future__ import annotations
 
@@ -22,8 +23,20 @@ COMMAND_MODULES = (
 )
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line, with where to read more.
+
+    argparse prints the whole usage block before its message; here the message
+    says which command and which argument, and ``--help`` has the rest.  Every
+    subcommand's parser is of this class too (argparse copies the class).
+    """
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: {message} (see '{self.prog} --help')\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="simnuma",
         description="Discrete-event simulation of ccNUMA interconnects, and a native benchmark to check it.",
     )
