@@ -11,6 +11,7 @@ __all__ = [
     "SpecError",
     "BenchError",
     "CalibrationError",
+    "StudyError",
     "Problem",
 ]
 
@@ -55,3 +56,7 @@ class BenchError(SimnumaError):
 
 class CalibrationError(SimnumaError):
     """A calibration or validation cannot be carried out as asked."""
+
+
+class StudyError(SimnumaError):
+    """A study cannot be found, or its file is invalid."""

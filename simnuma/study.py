@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from .errors import SimnumaError, SpecError
+from .errors import SimnumaError, SpecError, StudyError
 from .schema import closest
 from .topology import Topology, load_topology, topology_from_dict
 from .units import UnitError, format_bandwidth, parse_quantity, parse_size_bytes
@@ -97,10 +97,6 @@ MATRIX_GROUP = "matrix"   # the cases of a 'matrix' entry
 ALL_GROUP = "all"         # every case of a board
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _BOARD_PREFIX = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9_.-]*)\s*:\s*(.*)$", re.S)
-
-
-class StudyError(SimnumaError):
-    """A study cannot be found, or its file is invalid."""
 
 
 # ---------------------------------------------------------------- the case notation

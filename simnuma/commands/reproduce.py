@@ -58,8 +58,9 @@ def _positive_int(text: str) -> int:
 
 
 def cmd_reproduce(args) -> int:
+    from ..errors import StudyError
     from ..fileio import progress
-    from ..study import StudyError, bundled_studies, default_workers, load_study, plan_jobs, run_studies
+    from ..study import bundled_studies, default_workers, load_study, plan_jobs, run_studies
     from .run import parse_size
 
     if args.list:
@@ -86,7 +87,7 @@ def cmd_reproduce(args) -> int:
 
 
 def _check_unique(studies) -> None:
-    from ..study import StudyError
+    from ..errors import StudyError
 
     seen = {}
     for s in studies:
