@@ -946,19 +946,20 @@ def _fraction(ctx, value) -> float:
 # -- checks: (args, claim, values) -> (passed, numbers)
 
 def _check_slower(args, claim, values):
-    a, b = _value(args["a"], claim.metric, values), _value(args["b"], claim.metric, values)
-    diff = _percent_slower(a, b, claim.metric)
-    passed = diff > args["by_percent"]
-    return passed, (f"{_show(args['a'], claim.metric, values)} vs {_show(args['b'], claim.metric, values)}: "
-                    f"{_signed(diff)} slower (needs > {args['by_percent']:g}%)")
+    return _check_order(args, claim, values, "slower")
 
 
 def _check_faster(args, claim, values):
+    return _check_order(args, claim, values, "faster")
+
+
+def _check_order(args, claim, values, word: str):
+    """A is ``word`` ("slower" or "faster") than B by more than ``by_percent``."""
     a, b = _value(args["a"], claim.metric, values), _value(args["b"], claim.metric, values)
-    diff = _percent_slower(b, a, claim.metric)
+    diff = _percent_slower(a, b, claim.metric) if word == "slower" else _percent_slower(b, a, claim.metric)
     passed = diff > args["by_percent"]
     return passed, (f"{_show(args['a'], claim.metric, values)} vs {_show(args['b'], claim.metric, values)}: "
-                    f"{_signed(diff)} faster (needs > {args['by_percent']:g}%)")
+                    f"{_signed(diff)} {word} (needs > {args['by_percent']:g}%)")
 
 
 def _spread_percent(operands, metric, values) -> float:
