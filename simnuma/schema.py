@@ -4,11 +4,16 @@ A schema is a nested mapping from key to either a sub-schema (a mapping) or a
 field kind.  Kinds: ``int`` (a positive whole number), ``fraction`` (a number
 in (0, 1]), ``bool``, ``str``, and the unit kinds of :mod:`simnuma.units`
 (``time``, ``bandwidth``, ``frequency``, ``size``), which must be positive.
+The memory block adds choices (``memory_model``, ``scheduler``,
+``page_policy``), ``dram_time`` (a time or a number of DRAM clocks),
+``address_map`` and ``curves`` (see :mod:`simnuma.memparams`).
 """
 from __future__ import annotations
 
 import difflib
 
+from .memparams import (MEMORY_MODELS, PAGE_POLICIES, SCHEDULERS, TIMINGS, parse_address_map, parse_choice,
+                        parse_curves, parse_dram_time)
 from .units import UnitError, parse_quantity
 
 __all__ = ["NODE_SCHEMA", "LINK_SCHEMA", "NODE_OPTIONAL", "LINK_OPTIONAL", "LINK_RATE_KEYS", "TOP_KEYS", "check_value",
@@ -18,7 +23,20 @@ NODE_SCHEMA = {
     "cores": "int",
     "ports": "int",
     "core": {"window": {"r": "int", "w": "int", "t": "int"}, "hold": {"r": "time", "w": "time", "t": "time"}},
-    "memory": {"bandwidth": "bandwidth", "efficiency": "fraction", "latency": "time", "queue": "int"},
+    "memory": {
+        "model": "memory_model",
+        "latency": "time",
+        "queue": "int",
+        "bandwidth": "bandwidth",
+        "efficiency": "fraction",
+        "curves": "curves",
+        "dram": {
+            "channels": "int", "width_bits": "int", "clock": "frequency", "ranks": "int", "banks": "int",
+            "row": "size", "address_map": "address_map",
+            "scheduler": "scheduler", "bypass_limit": "int", "page_policy": "page_policy", "os_page": "size",
+            "timings": {t: "dram_time" for t in TIMINGS},
+        },
+    },
     "sri": {
         "latency": "time",
         "buffers": {"request": "int", "posted": "int", "response": "int"},
@@ -42,7 +60,9 @@ LINK_SCHEMA = {
 # keys (dotted paths from the schema's root) that may be left out everywhere; a resolved
 # parameter that nobody gives is None.  A new node parameter that boards written before it
 # must still load with goes here (with a NodeParams field that defaults to None).
-NODE_OPTIONAL = frozenset({"core.hold"})
+NODE_OPTIONAL = frozenset({"core.hold", "memory.model", "memory.bandwidth", "memory.efficiency", "memory.curves",
+                           "memory.dram"})
+# which memory keys a node needs depends on its memory model: simnuma.memparams.MODEL_KEYS
 LINK_OPTIONAL = frozenset({"bandwidth", "data_buffers", "width_bits", "clock", "ddr"})
 
 # a link's rate is either 'bandwidth' or the three signalling keys after it
@@ -76,8 +96,21 @@ def schema_kind(schema: dict, parts) -> object:
     return kind if parts else None
 
 
+_CHOICES = {"memory_model": (MEMORY_MODELS, "a memory model"), "scheduler": (SCHEDULERS, "a scheduling policy"),
+            "page_policy": (PAGE_POLICIES, "a row-buffer policy")}
+
+
 def check_value(kind: str, value: object):
     """Return the value in internal units, or raise ValueError with a message."""
+    if kind in _CHOICES:
+        allowed, what = _CHOICES[kind]
+        return parse_choice(value, allowed, what)
+    if kind == "dram_time":
+        return parse_dram_time(value)
+    if kind == "address_map":
+        return parse_address_map(value)
+    if kind == "curves":
+        return parse_curves(value)
     if kind == "int":
         if isinstance(value, bool) or not isinstance(value, int):
             raise ValueError(f"expected a positive whole number, got {value!r}")

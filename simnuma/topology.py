@@ -30,6 +30,7 @@ import networkx as nx
 import yaml
 
 from .errors import Problem, TopologyError
+from .memparams import MODEL_KEYS, DramParams, MemoryParamError, dram_params
 from .schema import (LINK_OPTIONAL, LINK_RATE_KEYS, LINK_SCHEMA, NODE_OPTIONAL, NODE_SCHEMA, TOP_KEYS,
                      check_value, closest, schema_kind, suggest)
 from .units import format_bandwidth, format_frequency, format_time
@@ -71,11 +72,19 @@ class NodeParams:
     xbar_latency_ns: float
     probe_lookup_ns: float
     hold_ns: dict = None  # op -> time a miss buffer stays busy after its fill (0 when not given)
+    memory_model: str = "fifo"  # fifo | dram | curve (simnuma.memparams)
+    dram: DramParams = None  # the dram model's organisation, timings and policy
+    curves: tuple = None  # the curve model's loaded-latency curves (MemoryCurve, by read share)
 
     @property
-    def memory_sustained_GBps(self) -> float:
-        """Peak DRAM bandwidth times the sustained efficiency."""
-        return self.memory_bandwidth_GBps * self.memory_efficiency
+    def memory_sustained_GBps(self) -> float | None:
+        """What the memory sustains when it is given: peak x efficiency (fifo), the most a curve reached
+        (curve); None for the dram model, whose sustained bandwidth a run reports."""
+        if self.memory_model == "fifo":
+            return self.memory_bandwidth_GBps * self.memory_efficiency
+        if self.memory_model == "curve":
+            return max(c.max_GBps for c in self.curves)
+        return None
 
 
 @dataclass(frozen=True)
@@ -747,8 +756,38 @@ class _Validator:
             override = {k: v for k, v in entry.items() if k != "id"}
             r = self.resolve(defaults, override, NODE_SCHEMA, ("nodes", i), f"node {nid}", ("defaults",),
                              optional=NODE_OPTIONAL)
-            out.append(_node_params(nid, r))
+            self.memory_keys(r["memory"], ("nodes", i, "memory"), f"node {nid}")
+            out.append((nid, i, r))
         self.report_missing("defaults", len(out), "node")
+        return self.node_params(out, data)
+
+    def memory_keys(self, memory: dict, path: tuple, owner: str) -> None:
+        """Record as missing what the node's memory model needs and nobody gives."""
+        model = memory["model"] or "fifo"
+        needed = [k for k in MODEL_KEYS[model] if k not in ("latency", "queue")]  # those every model needs
+        if model == "dram" and isinstance(memory["dram"], dict) and memory["dram"].get("scheduler") == "fr-fcfs":
+            needed.append("dram.bypass_limit")
+        for dotted in needed:
+            parts = dotted.split(".")
+            value = memory
+            for part in parts:
+                value = value.get(part) if isinstance(value, dict) else None
+            if value is None and not self.has_problem_under(("defaults", "memory") + tuple(parts)):
+                self.missing.setdefault(("defaults", ("memory",) + tuple(parts)), []).append(
+                    (path + tuple(parts), f"{owner} (memory model {model!r})"))
+
+    def node_params(self, resolved: list, data: dict) -> list:
+        """NodeParams of every node; a memory whose values conflict is reported once if every node shares it."""
+        out, conflicts = [], {}
+        for nid, i, r in resolved:
+            try:
+                out.append(_node_params(nid, r))
+            except MemoryParamError as exc:
+                conflicts.setdefault((exc.path, exc.message), []).append(i)
+        for (sub, message), positions in conflicts.items():
+            where = (("defaults", "memory") if len(positions) == len(resolved) and len(resolved) > 1
+                     else ("nodes", positions[0], "memory"))
+            self.err(where + tuple(sub.split(".")), message)
         return out
 
     def node_id(self, entry, i, seen):
@@ -1051,10 +1090,22 @@ def _bandwidth_pair(value):
 
 
 def _node_params(nid: int, r: dict) -> NodeParams:
+    """NodeParams from resolved values (None where a value is missing or invalid: reported elsewhere)."""
+    memory = r["memory"]
+    model = memory["model"] or "fifo"
+    dram = curves = None
+    bandwidth, efficiency = memory["bandwidth"], memory["efficiency"]
+    if model == "dram":
+        dram = dram_params(memory)
+        bandwidth, efficiency = (dram.peak_GBps if dram is not None else None), None
+    elif model == "curve":
+        curves = memory["curves"]
+        bandwidth, efficiency = (max(c.max_GBps for c in curves) if curves else None), None
     return NodeParams(
         id=nid, cores=r["cores"], ports=r["ports"], window=dict(r["core"]["window"]),
-        memory_bandwidth_GBps=r["memory"]["bandwidth"], memory_efficiency=r["memory"]["efficiency"],
-        memory_latency_ns=r["memory"]["latency"], memory_queue=r["memory"]["queue"],
+        memory_bandwidth_GBps=bandwidth, memory_efficiency=efficiency,
+        memory_latency_ns=memory["latency"], memory_queue=memory["queue"], memory_model=model, dram=dram,
+        curves=curves,
         sri_latency_ns=r["sri"]["latency"], sri_buffers=dict(r["sri"]["buffers"]),
         sri_probe_queue=r["sri"]["probe_queue"], mct_buffers=dict(r["mct"]["buffers"]),
         xbar_latency_ns=r["xbar"]["latency"], probe_lookup_ns=r["probe"]["lookup"],

@@ -2,7 +2,7 @@
 
 ``N.C.op.M[@RATE]`` is a thread on node N, core C of that node, doing op ``r``
 (read-only), ``w`` (write-only), ``t`` (STREAM triad) or ``l`` (latency: a
-dependent-load chase, native benchmark only) over an array on node M.
+dependent-load chase, one line outstanding) over an array on node M.
 ``@RATE`` (``@0.5GB/s``) throttles the thread's demand.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ from .units import UnitError, format_bandwidth, parse_quantity
 __all__ = ["ThreadSpec", "parse_spec", "parse_specs", "Workload", "OPS", "MODEL_OPS"]
 
 OPS = ("r", "w", "t", "l")
-MODEL_OPS = ("r", "w", "t")
+MODEL_OPS = ("r", "w", "t", "l")
 _SPEC = re.compile(r"^(\d+)\.(\d+)\.([a-z]+)\.(\d+)(?:@(.+))?$")
 
 

@@ -43,6 +43,10 @@ def test_placement_errors(threads, bg, message):
         Workload.build(threads, bg).check(QUARTET)
 
 
-def test_latency_op_is_benchmark_only():
-    with pytest.raises(SpecError, match="unknown op 'l'"):
-        Workload.build(["0.0.l.0"])
+def test_latency_chase_is_simulated_with_one_line_in_flight():
+    from simnuma.model import simulate
+    chase = simulate("quartet", ["0.0.l.0"], ["0.1.r.0"], size_bytes=2**20, baseline=False)
+    thread = chase.thread("0.0.l.0")
+    # one line in flight: the time per line is the latency of a line
+    per_line_ns = thread["time_ns"] / (2**20 // 64)
+    assert per_line_ns == pytest.approx(thread["latency_ns"]["mean"], rel=0.02)

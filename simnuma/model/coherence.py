@@ -11,8 +11,10 @@ Models, for a line homed on node H and requested from node S:
 * **probe_filter** — no broadcast: in the stride test no other node holds the
   line, so the read waits for its data only.
 
-Abstracts away: addresses and conflicts between transactions to the same line
-(the stride test never has any), and cache hits (every access misses).
+Abstracts away: conflicts between transactions to the same line (the stride
+test never has any), and cache hits (every access misses).  A transaction
+carries its line's physical address (and its victim's) only for the DRAM,
+which needs them to find banks and rows.
 """
 from __future__ import annotations
 
@@ -25,15 +27,18 @@ __all__ = ["Transaction", "Coherence"]
 class Transaction:
     """One cache-line miss of one thread."""
 
-    __slots__ = ("thread", "requester", "home", "is_write", "pending", "issued_ns")
+    __slots__ = ("thread", "requester", "home", "is_write", "pending", "issued_ns", "address", "victim_address")
 
-    def __init__(self, thread, requester: int, home: int, is_write: bool, pending: int, issued_ns: float):
+    def __init__(self, thread, requester: int, home: int, is_write: bool, pending: int, issued_ns: float,
+                 address=None, victim_address=None):
         self.thread = thread
         self.requester = requester
         self.home = home
         self.is_write = is_write
         self.pending = pending
         self.issued_ns = issued_ns
+        self.address = address                # physical line address of the line (dram memory only)
+        self.victim_address = victim_address  # ... and of the dirty line a write evicts
 
 
 class Coherence:
@@ -53,9 +58,10 @@ class Coherence:
         self.started = 0
         self.completed = 0
 
-    def start(self, thread, requester: int, home: int, is_write: bool) -> Transaction:
+    def start(self, thread, requester: int, home: int, is_write: bool, address=None,
+              victim_address=None) -> Transaction:
         pending = 1 + len(self.probe_targets[home])
-        txn = Transaction(thread, requester, home, is_write, pending, self.env._now)
+        txn = Transaction(thread, requester, home, is_write, pending, self.env._now, address, victim_address)
         self.started += 1
         self.sris[requester].inject(Packet("read_req", txn, requester, home, ()))
         return txn

@@ -8,7 +8,19 @@ unless given) after its fill has arrived: the time the core takes to install
 the line and, for a store, to merge it and move the dirty victim out.  Then a
 read frees its window slot; a write frees it once its victim has entered the
 SRI.  A STREAM triad issues, per
-line, a read of ``b``, a read of ``c`` and a write of ``a``.
+line, a read of ``b``, a read of ``c`` and a write of ``a``.  A latency chase
+(``l``) has one line outstanding and visits its array's lines in a scattered
+order (a fixed permutation), so that every load is a DRAM row miss as in the
+benchmark's random cycle.
+
+For a DRAM memory each transaction carries the physical address of its line,
+from the array's page layout (:mod:`simnuma.model.pages`); a write also
+carries the address of the dirty line it evicts, the line of the same array
+written ``VICTIM_DISTANCE_BYTES`` before (the size of K8's L2, which a
+streaming writer cycles through; any distance of a page or more gives the
+same bank statistics, since pages are placed independently).  A foreground
+thread walks its array once; a background thread walks its array round and
+round.
 
 Abstracts away: instruction execution (the stride loop is memory-bound) and
 cache hits.
@@ -21,7 +33,9 @@ from .stats import LatencyHistogram
 __all__ = ["Thread", "OP_PATTERNS"]
 
 # op -> the sequence of (is_write) transactions one array index costs
-OP_PATTERNS = {"r": (False,), "w": (True,), "t": (False, False, True)}
+OP_PATTERNS = {"r": (False,), "w": (True,), "t": (False, False, True), "l": (False,)}
+VICTIM_DISTANCE_BYTES = 1 << 20
+CHASE_STRIDE = 2654435761   # a prime: line k of a chase is line (k x CHASE_STRIDE) mod lines
 
 
 class Thread:
@@ -29,10 +43,11 @@ class Thread:
 
     __slots__ = ("env", "spec", "label", "foreground", "node", "home", "pattern", "window", "outstanding",
                  "to_issue", "issued", "completed", "interval_ns", "next_issue_ns", "wake_pending",
-                 "stopped", "finish_ns", "latency", "coherence", "on_finish", "start_ns", "hold_ns")
+                 "stopped", "finish_ns", "latency", "coherence", "on_finish", "start_ns", "hold_ns",
+                 "arrays", "streams", "victim_lines", "chase")
 
     def __init__(self, env, spec, node: int, home: int, window: int, lines: int | None,
-                 foreground: bool, coherence, on_finish=None, hold_ns: float = 0.0):
+                 foreground: bool, coherence, on_finish=None, hold_ns: float = 0.0, arrays=None, name: str = ""):
         self.env = env
         self.spec = spec
         self.label = spec.label
@@ -56,6 +71,12 @@ class Thread:
         self.on_finish = on_finish
         self.start_ns = 0.0
         self.hold_ns = hold_ns
+        # ArrayPages per step of the pattern (b, c, a for a triad), when the memory needs addresses
+        self.arrays = arrays
+        # the streams of line addresses a DRAM sees from this thread: per array, its fills and its write-backs
+        self.streams = [((name, k, "fill"), (name, k, "victim")) for k in range(len(self.pattern))]
+        self.victim_lines = VICTIM_DISTANCE_BYTES // 64 // len(self.pattern)
+        self.chase = spec.op == "l"
 
     def start(self, at_ns: float) -> None:
         self.start_ns = at_ns
@@ -80,10 +101,26 @@ class Thread:
                     return
                 self.next_issue_ns = (self.next_issue_ns if self.next_issue_ns > now - self.interval_ns
                                       else now) + self.interval_ns
-            is_write = self.pattern[self.issued % len(self.pattern)]
+            line, step = divmod(self.issued, len(self.pattern))
+            is_write = self.pattern[step]
             self.issued += 1
             self.outstanding += 1
-            self.coherence.start(self, self.node, self.home, is_write)
+            if self.arrays is None:
+                self.coherence.start(self, self.node, self.home, is_write)
+            else:
+                self._start_addressed(step, line, is_write, now)
+
+    def _start_addressed(self, step: int, line: int, is_write: bool, now: float) -> None:
+        pages = self.arrays[step]
+        fill, write_back = self.streams[step]
+        n = pages.lines
+        if self.chase:
+            line = line * CHASE_STRIDE % n
+        elif line >= n:
+            line %= n
+        address = pages.address(line, fill, now)
+        victim = pages.address((line - self.victim_lines) % n, write_back, now) if is_write else None
+        self.coherence.start(self, self.node, self.home, is_write, address, victim)
 
     def filled(self, txn) -> None:
         """The miss has its data and every probe response."""

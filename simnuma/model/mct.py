@@ -1,21 +1,28 @@
-"""The memory controller (MCT) and DRAM of a node.
+"""The memory controller (MCT) of a node, and the FIFO memory.
 
-Models: the MCT's DRAM queue (``memory.queue`` entries: a request or victim
-write waits in its crossbar buffer until an entry is free), the DRAM as a
-first-come-first-served server with a sustained bandwidth of peak x efficiency
-per 64-byte line plus a fixed access latency that does not occupy it, and the
-MCT's crossbar command buffers (K8: response 5, probe 2) through which read
-data and coherence probes leave.  A probe broadcast takes one probe buffer;
-the crossbar copies it to every target, and the buffer is free once the last
-copy has left.  A read holds its queue entry until its data
-has a crossbar buffer; a victim write until DRAM has absorbed it.
+Models: the MCT's DRAM queue (``memory.queue`` entries: a read request or a
+victim write waits in its crossbar buffer until an entry is free), the
+handing of admitted requests to the node's memory, and the MCT's crossbar
+command buffers (K8: response 5, probe 2) through which read data and
+coherence probes leave.  A probe broadcast takes one probe buffer; the
+crossbar copies it to every target, and the buffer is free once the last copy
+has left.  A read holds its queue entry until its data has a crossbar buffer;
+a victim write until the memory has absorbed it.
 
-Abstracts away: banks, pages and refresh.  The efficiency factor stands for
-them: a line occupies DRAM for its transfer at peak bandwidth plus a loss
-drawn uniformly between zero and twice the mean loss, so the mean occupancy is
-exactly 64 B / (peak x efficiency).  The draw (seeded) keeps concurrent streams
-from locking into one arbitrary phase, as real DRAM timing does.
-Read/write turnaround is not modelled separately.
+The memory behind the queue is one of three models (``memory.model``):
+:class:`FifoMemory` here, :class:`~simnuma.model.dram.DRAM` (banks, rows,
+timings, scheduling) or :class:`~simnuma.model.curve.CurveMemory` (measured
+bandwidth-latency curves).  Each takes admitted requests with ``submit`` and
+calls :meth:`MCT.read_data` when a read's data are ready to leave; each frees
+a victim's queue entry itself.
+
+Abstracts away (FIFO memory): banks, pages, refresh and read/write turnarounds.
+Its efficiency factor stands for them: a line occupies the DRAM for its
+transfer at peak bandwidth plus a loss drawn uniformly between zero and twice
+the mean loss, so that the mean occupancy is exactly 64 B / (peak x
+efficiency); a fixed access latency (``memory.latency``) does not occupy it.
+The draw (seeded) keeps concurrent streams from locking into one arbitrary
+phase.
 """
 from __future__ import annotations
 
@@ -24,17 +31,16 @@ from .events import call_at
 from .packet import LINE_BYTES, PROBE, RESPONSE, Packet
 from .xbar import enter_fabric
 
-__all__ = ["MCT"]
+__all__ = ["MCT", "FifoMemory", "make_memory"]
 
 
 class MCT:
-    """Memory controller and DRAM of node ``index``."""
+    """Memory controller of node ``index``: the DRAM queue, the crossbar buffers, and a memory behind them."""
 
-    __slots__ = ("env", "index", "node_id", "queue", "pools", "service_ns", "transfer_ns", "loss_ns", "rng",
-                 "access_ns", "dram_free_at",
-                 "xbar_delay_ns", "xbar", "coherence", "routes", "lines", "busy_ns")
+    __slots__ = ("env", "index", "node_id", "queue", "pools", "memory", "model", "addressed",
+                 "xbar_delay_ns", "xbar", "coherence", "routes")
 
-    def __init__(self, env, index: int, node_id: int, params, rng):
+    def __init__(self, env, index: int, node_id: int, params, rng, seed: str = ""):
         self.env = env
         self.index = index
         self.node_id = node_id
@@ -42,18 +48,13 @@ class MCT:
         self.pools = [None] * 4
         self.pools[RESPONSE] = CreditPool(env, params.mct_buffers["response"], f"N{node_id} mct->xbar response")
         self.pools[PROBE] = CreditPool(env, params.mct_buffers["probe"], f"N{node_id} mct->xbar probe")
-        self.service_ns = LINE_BYTES / (params.memory_bandwidth_GBps * params.memory_efficiency)
-        self.transfer_ns = LINE_BYTES / params.memory_bandwidth_GBps
-        self.loss_ns = 2.0 * (self.service_ns - self.transfer_ns)
-        self.rng = rng.random
-        self.access_ns = params.memory_latency_ns
-        self.dram_free_at = 0.0
+        self.memory = make_memory(env, params, rng, self, seed)
+        self.model = params.memory_model
+        self.addressed = self.model == "dram"   # whether the memory needs each line's address
         self.xbar_delay_ns = params.xbar_latency_ns
         self.xbar = None
         self.coherence = None
         self.routes = None
-        self.lines = 0
-        self.busy_ns = 0.0
 
     def pool_list(self):
         return [self.queue, self.pools[RESPONSE], self.pools[PROBE]]
@@ -63,22 +64,16 @@ class MCT:
         self.queue.request(self._admitted, pkt)
 
     def _admitted(self, pkt) -> None:
-        now = self.env._now
-        release_buffers(pkt, now)
-        start = self.dram_free_at if self.dram_free_at > now else now
-        service = self.transfer_ns + self.loss_ns * self.rng()
-        self.dram_free_at = start + service
-        self.busy_ns += service
-        self.lines += 1
-        done = self.dram_free_at + self.access_ns
-        if pkt.kind == "victim":
-            self.queue.release(done)
-            return
+        release_buffers(pkt, self.env._now)
         txn = pkt.txn
-        call_at(self.env, done, self._read_done, txn)
+        if pkt.kind == "victim":
+            self.memory.submit(pkt, True, txn.victim_address)
+            return
+        self.memory.submit(pkt, False, txn.address)
         self.coherence.home_admitted(txn, self)
 
-    def _read_done(self, txn) -> None:
+    def read_data(self, txn) -> None:
+        """The memory has a read's data: it leaves through an MCT response buffer."""
         resp = Packet("read_resp", txn, self.index, txn.requester, self.routes[txn.requester])
         self.pools[RESPONSE].request(self._send_data, resp)
 
@@ -126,3 +121,60 @@ class _BroadcastHold:
         if self.copies == 0:
             return self.pool.release(self.latest_ns)
         return when_ns
+
+
+class FifoMemory:
+    """DRAM as one first-come-first-served server at peak x efficiency, behind a fixed access latency."""
+
+    COUNTERS = ("lines", "busy_ns", "reads", "writes")
+
+    __slots__ = ("env", "mct", "transfer_ns", "loss_ns", "service_ns", "rng", "access_ns", "free_at",
+                 "lines", "busy_ns", "reads", "writes", "peak_GBps", "servers")
+
+    def __init__(self, env, params, rng, mct):
+        self.env = env
+        self.mct = mct
+        self.service_ns = LINE_BYTES / (params.memory_bandwidth_GBps * params.memory_efficiency)
+        self.transfer_ns = LINE_BYTES / params.memory_bandwidth_GBps
+        self.loss_ns = 2.0 * (self.service_ns - self.transfer_ns)
+        self.peak_GBps = params.memory_bandwidth_GBps
+        self.rng = rng.random
+        self.access_ns = params.memory_latency_ns
+        self.free_at = 0.0
+        self.servers = 1
+        self.lines = 0
+        self.busy_ns = 0.0
+        self.reads = self.writes = 0
+
+    def submit(self, pkt, is_write: bool, _line_address) -> None:
+        now = self.env._now
+        start = self.free_at if self.free_at > now else now
+        service = self.transfer_ns + self.loss_ns * self.rng()
+        self.free_at = start + service
+        self.busy_ns += service
+        self.lines += 1
+        done = self.free_at + self.access_ns
+        if is_write:
+            self.writes += 1
+            self.mct.queue.release(done)
+        else:
+            self.reads += 1
+            call_at(self.env, done, self.mct.read_data, pkt.txn)
+
+    @property
+    def sustained_GBps(self) -> float:
+        return LINE_BYTES / self.service_ns
+
+    def counters(self) -> list:
+        return [self.lines, self.busy_ns, self.reads, self.writes]
+
+
+def make_memory(env, params, rng, mct, seed: str = ""):
+    """The memory model a node's parameters ask for; ``seed`` names its page placement's random stream."""
+    if params.memory_model == "dram":
+        from .dram import DRAM
+        return DRAM(env, params.dram, params.memory_latency_ns, mct, f"{seed}/pages")
+    if params.memory_model == "curve":
+        from .curve import CurveMemory
+        return CurveMemory(env, params, mct)
+    return FifoMemory(env, params, rng, mct)

@@ -48,9 +48,10 @@ def _unpack(system, snap):
         links.append(snap[i:i + 4])
         i += 4
     mcts = []
-    for _ in system.mcts:
-        mcts.append(snap[i:i + 2])
-        i += 2
+    for mct in system.mcts:
+        n = len(mct.memory.COUNTERS)
+        mcts.append(dict(zip(mct.memory.COUNTERS, snap[i:i + n])))
+        i += n
     threads = []
     for _ in system.foreground + system.background:
         threads.append(snap[i])
@@ -104,14 +105,7 @@ def build_result(system, mode: str, seed: int, size_bytes: int, baseline_ns, wal
             "data_utilization": min(1.0, data_busy / elapsed),
             "control_utilization": min(1.0, max(0.0, busy - data_busy) / elapsed),
         })
-    memory = []
-    for m, (lines, busy) in zip(system.mcts, mcts):
-        memory.append({
-            "node": m.node_id,
-            "bandwidth_GBps": lines * 64 / elapsed,
-            "sustained_GBps": 64 / m.service_ns,
-            "utilization": min(1.0, busy / elapsed),
-        })
+    memory = [_memory_row(m, counts, elapsed) for m, counts in zip(system.mcts, mcts)]
     queues = []
     for pool, o, f in zip(system.pools, occ, full):
         queues.append({
@@ -145,6 +139,32 @@ def build_result(system, mode: str, seed: int, size_bytes: int, baseline_ns, wal
         "parameters": system.topology.to_dict(),
     }
     return Result(data, wall_s)
+
+
+def _memory_row(mct, c: dict, elapsed: float) -> dict:
+    """One node's memory: what it served, how busy it was, and for a DRAM how (rows, turnarounds, refresh)."""
+    memory = mct.memory
+    row = {
+        "node": mct.node_id,
+        "model": mct.model,
+        "bandwidth_GBps": c["lines"] * 64 / elapsed,
+        "read_GBps": c["reads"] * 64 / elapsed,
+        "write_GBps": c["writes"] * 64 / elapsed,
+        "peak_GBps": memory.peak_GBps,
+        "sustained_GBps": getattr(memory, "sustained_GBps", None),
+        "utilization": min(1.0, c["busy_ns"] / elapsed / memory.servers),
+    }
+    if mct.model == "dram":
+        row["bus_utilization"] = c["bus_ns"] / elapsed / memory.servers
+        lines = c["lines"] or 1
+        row["efficiency"] = row["bandwidth_GBps"] / memory.peak_GBps
+        row["row_hits"] = c["hits"] / lines
+        row["row_empties"] = c["empties"] / lines
+        row["row_conflicts"] = c["conflicts"] / lines
+        row["turnarounds_per_line"] = c["turnarounds"] / lines
+        row["refreshes_per_us"] = c["refreshes"] / elapsed * 1e3
+        row["read_ns"] = c["read_ns"] / c["reads"] if c["reads"] else None
+    return row
 
 
 def system_lines(system) -> int:

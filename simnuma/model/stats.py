@@ -90,7 +90,7 @@ def counter_snapshot(system) -> list:
     for link in system.link_list:
         out += [link.cmd_bytes, link.data_bytes, link.busy_ns, link.data_busy_ns]
     for mct in system.mcts:
-        out += [mct.lines, mct.busy_ns]
+        out += mct.memory.counters()
     for t in system.foreground + system.background:
         out.append(t.completed)
     s = system.sampler

@@ -23,9 +23,10 @@ from ..errors import SpecError
 from ..topology import Topology, load_topology
 from ..workload import MODEL_OPS, ThreadSpec, Workload
 from .coherence import Coherence
-from .core import Thread
+from .core import OP_PATTERNS, Thread
 from .link import LinkDirection
 from .mct import MCT
+from .pages import ArrayPages
 from .result import Result, build_result
 from .sri import SRI
 from .stats import BufferSampler, counter_snapshot
@@ -34,6 +35,7 @@ from .xbar import XBar
 __all__ = ["System", "simulate", "DEFAULT_SIZE_BYTES", "MODES"]
 
 DEFAULT_SIZE_BYTES = 64 * 2**20
+BACKGROUND_ARRAY_BYTES = 64 * 2**20   # a background thread walks a 64 MB array round and round (app note 40555)
 MODES = ("steady", "exact")
 LINE_BYTES = 64
 SAMPLE_INTERVAL_NS = 400.0
@@ -52,7 +54,7 @@ class System:
         index = {nid: i for i, nid in enumerate(self.ids)}
         self.index = index
         self.sris = [SRI(env, i, nid, topology.node(nid)) for i, nid in enumerate(self.ids)]
-        self.mcts = [MCT(env, i, nid, topology.node(nid), random.Random(f"{seed}/dram/{nid}"))
+        self.mcts = [MCT(env, i, nid, topology.node(nid), random.Random(f"{seed}/dram/{nid}"), f"{seed}/dram/{nid}")
                      for i, nid in enumerate(self.ids)]
         self.xbars = [XBar(i, topology.node(nid).xbar_latency_ns) for i, nid in enumerate(self.ids)]
         self.links = {}
@@ -84,8 +86,8 @@ class System:
             self.xbars[i].coherence = self.coherence
         lines = max(1, size_bytes // LINE_BYTES)
         self.size_bytes = size_bytes
-        self.foreground = [self._thread(s, lines, True) for s in workload.threads]
-        self.background = [self._thread(s, None, False) for s in workload.background]
+        self.foreground = [self._thread(s, lines, True, f"f{k}") for k, s in enumerate(workload.threads)]
+        self.background = [self._thread(s, None, False, f"b{k}") for k, s in enumerate(workload.background)]
         self.offset_ns = 0.0          # time extrapolated (steady mode), added to simulated time
         self.finish_total_ns = {}
         self.all_done = env.event()
@@ -97,12 +99,18 @@ class System:
         self.pools = pools
         self.sampler = BufferSampler(env, pools, SAMPLE_INTERVAL_NS, random.Random(seed + 1))
 
-    def _thread(self, spec: ThreadSpec, lines, foreground: bool) -> Thread:
+    def _thread(self, spec: ThreadSpec, lines, foreground: bool, position: str) -> Thread:
         node = self.topology.node(spec.node)
-        window = node.window[spec.op]
-        return Thread(self.env, spec, self.index[spec.node], self.index[spec.mem_node], window, lines,
+        window = 1 if spec.op == "l" else node.window[spec.op]
+        home = self.index[spec.mem_node]
+        memory = self.mcts[home].memory
+        arrays = None
+        if self.mcts[home].addressed:
+            array_lines = lines if lines is not None else BACKGROUND_ARRAY_BYTES // LINE_BYTES
+            arrays = [ArrayPages(memory.placer, array_lines) for _ in OP_PATTERNS[spec.op]]
+        return Thread(self.env, spec, self.index[spec.node], home, window, lines,
                       foreground, self.coherence, self._finished if foreground else None,
-                      hold_ns=(node.hold_ns or {}).get(spec.op, 0.0))
+                      hold_ns=(node.hold_ns or {}).get(spec.op, 0.0), arrays=arrays, name=position)
 
     def _finished(self, thread: Thread) -> None:
         self.finish_total_ns[thread] = self.env.now + self.offset_ns
@@ -111,6 +119,13 @@ class System:
                 t.stopped = True
             if not self.all_done.triggered:
                 self.all_done.succeed()
+
+    def placement_period_txns(self, thread: Thread) -> int:
+        """Transactions of ``thread`` in which its memory's page placement completes a cycle (0: no DRAM)."""
+        if thread.arrays is None:
+            return 0
+        amap = self.mcts[thread.home].memory.amap
+        return (amap.slots << amap.page_shift) * len(thread.pattern)
 
     def start(self) -> None:
         for t in self.foreground + self.background:
@@ -221,8 +236,12 @@ def _run_phase(system: System, active: tuple, extra: _Extrapolated) -> bool:
     if system.all_done.triggered:
         return False
     t0 = env.now
-    rate = min((t.completed - base[t]) for t in active) / max(t0 - warm_from_ns, 1.0)
-    batch_ns = STEADY_BATCH_TXNS / max(rate, 1e-9)
+    span_ns = max(t0 - warm_from_ns, 1.0)
+    rates = {t: max((t.completed - base[t]) / span_ns, 1e-9) for t in active}
+    batch_ns = STEADY_BATCH_TXNS / min(rates.values())
+    for t in active:   # a batch spans the period in which a DRAM's page placement repeats
+        batch_ns = max(batch_ns, system.placement_period_txns(t) / rates[t])
+
     start_snap = system.snapshot()
     start_done = {t: t.completed for t in active}
     batch_rates = {t: [] for t in active}

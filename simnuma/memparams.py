@@ -1,0 +1,264 @@
+"""The memory block of a board: which model a node's memory has, and that model's parameters.
+
+Three models, chosen per node with ``memory.model``:
+
+``fifo``
+    the DRAM as one first-come-first-served server sustaining ``bandwidth`` x
+    ``efficiency``, behind a fixed access ``latency`` (boards written before the
+    other two existed, and what-ifs where the memory should not matter);
+``dram``
+    channels, ranks and banks with open rows, the datasheet timings of the
+    parts (``memory.dram``), refresh, and the controller's scheduling policy;
+    the sustained efficiency is something the model reports;
+``curve``
+    a memory whose timings and controller are not published: its latency
+    follows measured bandwidth-latency curves (``memory.curves``, written by
+    ``simnuma bench host --suite``) from its current load and read share.
+
+This module parses and checks those parameters (it knows no SimPy); the
+models themselves live in :mod:`simnuma.model.dram`,
+:mod:`simnuma.model.curve` and :mod:`simnuma.model.mct`.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .units import UnitError, parse_quantity
+
+__all__ = ["MEMORY_MODELS", "SCHEDULERS", "PAGE_POLICIES", "ADDRESS_FIELDS", "TIMINGS", "OPTIONAL_TIMINGS",
+           "DramParams", "MemoryCurve", "parse_choice", "parse_dram_time", "parse_address_map", "parse_curves",
+           "dram_params", "format_dram_time", "MemoryParamError", "MODEL_KEYS", "LINE_BYTES"]
+
+LINE_BYTES = 64
+MEMORY_MODELS = ("fifo", "dram", "curve")
+SCHEDULERS = ("fr-fcfs", "fcfs")
+PAGE_POLICIES = ("open", "closed")
+ADDRESS_FIELDS = ("row", "rank", "bank", "column", "channel")
+# DRAM timings, each a time ("15 ns") or a number of DRAM clocks ("3 clk")
+TIMINGS = ("CL", "CWL", "tRCD", "tRP", "tRAS", "tRTP", "tWR", "tWTR", "tRTW", "tRRD", "tFAW", "tRTRS", "tRFC",
+           "tREFI")
+OPTIONAL_TIMINGS = frozenset({"tFAW"})   # DDR and DDR2 parts of 4 banks have no four-activate window
+
+# the keys each model needs under 'memory' (dotted, below 'memory'); the others are ignored by it
+MODEL_KEYS = {
+    "fifo": ("latency", "queue", "bandwidth", "efficiency"),
+    "dram": ("latency", "queue", "dram.channels", "dram.width_bits", "dram.clock", "dram.ranks", "dram.banks",
+             "dram.row", "dram.address_map", "dram.scheduler", "dram.page_policy", "dram.os_page")
+            + tuple(f"dram.timings.{t}" for t in TIMINGS if t not in OPTIONAL_TIMINGS),
+    "curve": ("latency", "queue", "curves"),
+}
+
+
+class MemoryParamError(ValueError):
+    """Values that are each valid but do not fit together; ``path`` is below ``memory``."""
+
+    def __init__(self, path: str, message: str):
+        super().__init__(f"{path}: {message}")
+        self.path = path
+        self.message = message
+
+
+def parse_choice(value: object, allowed: tuple, what: str) -> str:
+    if not isinstance(value, str) or value not in allowed:
+        options = ", ".join(repr(a) for a in allowed)
+        raise ValueError(f"expected {what}: one of {options}, got {value!r}")
+    return value
+
+
+def parse_dram_time(value: object) -> tuple:
+    """``"15 ns"`` -> ``(15.0, "ns")``; ``"3 clk"`` -> ``(3.0, "clk")`` (DRAM clocks, resolved with the clock)."""
+    if isinstance(value, str):
+        text = value.strip()
+        for suffix in ("clk", "tCK"):
+            if text.endswith(suffix):
+                number = text[: -len(suffix)].strip()
+                try:
+                    clocks = float(number)
+                except ValueError:
+                    raise ValueError(f"expected a number of clocks such as '3 clk', got {value!r}") from None
+                if not math.isfinite(clocks) or clocks < 0:
+                    raise ValueError(f"expected a number of clocks >= 0, got {value!r}")
+                return clocks, "clk"
+    try:
+        ns = parse_quantity(value, "time")
+    except UnitError as exc:
+        raise ValueError(f"{exc} or a number of DRAM clocks such as '3 clk'") from None
+    if ns < 0:
+        raise ValueError(f"must not be negative, got {value!r}")
+    return ns, "ns"
+
+
+def format_dram_time(value: tuple) -> str:
+    number, unit = value
+    text = str(int(number)) if float(number).is_integer() else repr(float(number))
+    return f"{text} {unit}"
+
+
+def parse_address_map(value: object) -> tuple:
+    """``"row.rank.bank.column.channel"`` (most significant first) -> a tuple of the five fields."""
+    if not isinstance(value, str):
+        raise ValueError(f"expected the address fields from most to least significant, such as"
+                         f" 'row.rank.bank.column.channel', got {value!r}")
+    fields = tuple(p.strip() for p in value.split("."))
+    unknown = [f for f in fields if f not in ADDRESS_FIELDS]
+    if unknown:
+        raise ValueError(f"unknown address field {unknown[0]!r}; the fields are {', '.join(ADDRESS_FIELDS)}")
+    if sorted(fields) != sorted(ADDRESS_FIELDS):
+        missing = [f for f in ADDRESS_FIELDS if f not in fields]
+        twice = sorted({f for f in fields if fields.count(f) > 1})
+        what = f"missing {', '.join(missing)}" if missing else f"{', '.join(twice)} given twice"
+        raise ValueError(f"every field once, from most to least significant, such as"
+                         f" 'row.rank.bank.column.channel': {what}")
+    return fields
+
+
+@dataclass(frozen=True)
+class MemoryCurve:
+    """A measured loaded-latency curve: memory bandwidth (GB/s) against chase latency (ns), for one read share."""
+
+    read_fraction: float
+    points: tuple  # ((GB/s, ns), ...) by rising bandwidth
+
+    @property
+    def max_GBps(self) -> float:
+        return self.points[-1][0]
+
+
+def parse_curves(value: object) -> tuple:
+    """The ``memory.curves`` list -> a tuple of :class:`MemoryCurve`, by rising read share."""
+    example = "[{read_fraction: 1.0, points: [[1.2 GB/s, 96 ns], [13 GB/s, 101 ns]]}, ...]"
+    if not isinstance(value, list) or not value:
+        raise ValueError(f"expected a list of curves such as {example}, got {value!r}")
+    curves = []
+    for i, entry in enumerate(value):
+        where = f"curves[{i}]"
+        if not isinstance(entry, dict):
+            raise ValueError(f"{where}: expected a mapping such as {{read_fraction: 1.0, points: [...]}}")
+        extra = sorted(set(entry) - {"read_fraction", "points"}, key=str)
+        if extra:
+            raise ValueError(f"{where}.{extra[0]}: unknown key; expected read_fraction and points")
+        share = entry.get("read_fraction")
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share <= 1:
+            raise ValueError(f"{where}.read_fraction: expected the share of reads in the memory traffic,"
+                             f" a number in [0, 1], got {share!r}")
+        curves.append(MemoryCurve(float(share), _curve_points(entry.get("points"), where)))
+    shares = [c.read_fraction for c in curves]
+    if len(set(shares)) != len(shares):
+        raise ValueError(f"two curves have the read fraction {sorted(s for s in shares if shares.count(s) > 1)[0]}")
+    return tuple(sorted(curves, key=lambda c: c.read_fraction))
+
+
+def _curve_points(raw: object, where: str) -> tuple:
+    if not isinstance(raw, list) or len(raw) < 2:
+        raise ValueError(f"{where}.points: expected at least two [bandwidth, latency] points such as"
+                         f" [[1.2 GB/s, 96 ns], [13 GB/s, 101 ns]], got {raw!r}")
+    points = []
+    for k, point in enumerate(raw):
+        here = f"{where}.points[{k}]"
+        if not isinstance(point, list) or len(point) != 2:
+            raise ValueError(f"{here}: expected [bandwidth, latency] such as [13 GB/s, 101 ns], got {point!r}")
+        try:
+            bandwidth = parse_quantity(point[0], "bandwidth")
+            latency = parse_quantity(point[1], "time")
+        except UnitError as exc:
+            raise ValueError(f"{here}: {exc}") from None
+        if bandwidth < 0 or latency <= 0:
+            raise ValueError(f"{here}: expected a bandwidth >= 0 and a latency > 0, got {point!r}")
+        if points and bandwidth <= points[-1][0]:
+            raise ValueError(f"{here}: points must rise in bandwidth ({point[0]} after"
+                             f" {points[-1][0]:g} GB/s)")
+        points.append((bandwidth, latency))
+    return tuple(points)
+
+
+@dataclass(frozen=True)
+class DramParams:
+    """The resolved DRAM of one node: organisation, address map, timings in ns, controller policy."""
+
+    channels: int
+    width_bits: int          # data bits per channel (128 for two ganged 64-bit DIMMs)
+    clock_GHz: float         # DRAM clock; data move on both edges
+    ranks: int               # per channel
+    banks: int               # per rank
+    row_bytes: int           # bytes of one row across the channel's width
+    address_map: tuple       # fields from most to least significant
+    scheduler: str
+    bypass_limit: int        # fr-fcfs: a request is overtaken at most this many times
+    page_policy: str
+    os_page_bytes: int       # the operating system's page: arrays are contiguous within one
+    timings_ns: dict         # TIMINGS -> ns (tFAW 0 when not given)
+
+    @property
+    def tck_ns(self) -> float:
+        return 1.0 / self.clock_GHz
+
+    @property
+    def burst_ns(self) -> float:
+        """Time one 64-byte line occupies the channel's data bus (two transfers per clock)."""
+        return LINE_BYTES * 8 / self.width_bits / 2 * self.tck_ns
+
+    @property
+    def peak_GBps(self) -> float:
+        """Every channel's data bus busy: channels x width x 2 transfers per clock."""
+        return self.channels * self.width_bits / 8 * 2 * self.clock_GHz
+
+    @property
+    def row_lines(self) -> int:
+        return self.row_bytes // LINE_BYTES
+
+
+def _power_of_two(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0
+
+
+def dram_params(r: dict) -> DramParams | None:
+    """DramParams from the resolved ``memory`` mapping; None when a value is missing (reported by the
+    board's validator); MemoryParamError when values that are each valid do not fit together.
+
+    The single values were checked one by one; here what only the combination
+    can say: power-of-two organisation, a row that holds whole lines, a burst
+    that is a whole number of transfers.
+    """
+    d = r.get("dram")
+    if not isinstance(d, dict) or not isinstance(d.get("timings"), dict):
+        return None
+    needed = [k for k in MODEL_KEYS["dram"] if k.startswith("dram.")]
+    if d.get("scheduler") == "fr-fcfs":
+        needed.append("dram.bypass_limit")
+    for dotted in needed:
+        parts = dotted.split(".")[1:]
+        value = d
+        for part in parts:
+            value = value.get(part) if isinstance(value, dict) else None
+        if value is None:
+            return None
+    tck = 1.0 / d["clock"]
+    for key in ("channels", "ranks", "banks"):
+        if not _power_of_two(d[key]):
+            raise MemoryParamError(f"dram.{key}", f"must be a power of two (the address map takes whole bits), got {d[key]}")
+    if d["width_bits"] % 8 or LINE_BYTES * 8 % d["width_bits"]:
+        raise MemoryParamError("dram.width_bits", f"a 64-byte line must be a whole number of transfers of the"
+                                            f" channel's width, got {d['width_bits']} bits")
+    row = d["row"]
+    if row % LINE_BYTES or not _power_of_two(row // LINE_BYTES):
+        raise MemoryParamError("dram.row", f"a row must hold a power-of-two number of 64-byte lines, got {row} B")
+    page = d["os_page"]
+    if page % LINE_BYTES or not _power_of_two(page // LINE_BYTES):
+        raise MemoryParamError("dram.os_page", f"a page must hold a power-of-two number of 64-byte lines, got {page} B")
+    timings = {}
+    for name in TIMINGS:
+        value = d["timings"].get(name)
+        if value is None:
+            timings[name] = 0.0
+            continue
+        number, unit = value
+        timings[name] = number * tck if unit == "clk" else number
+    if timings["tREFI"] <= timings["tRFC"]:
+        raise MemoryParamError("dram.timings.tREFI", f"the refresh interval ({timings['tREFI']:g} ns) must be longer"
+                                               f" than a refresh ({timings['tRFC']:g} ns)")
+    return DramParams(
+        channels=d["channels"], width_bits=d["width_bits"], clock_GHz=d["clock"], ranks=d["ranks"],
+        banks=d["banks"], row_bytes=row, address_map=d["address_map"],
+        scheduler=d["scheduler"], bypass_limit=d["bypass_limit"] or 0, page_policy=d["page_policy"],
+        os_page_bytes=page, timings_ns=timings)

@@ -1,0 +1,126 @@
+"""A memory whose latency follows measured bandwidth-latency curves.
+
+Models (``memory.model: curve``): the memory of a machine whose DRAM timings
+and controller are not published, from what a benchmark can measure — the
+latency of a dependent-load chase while other threads load the memory with a
+known bandwidth and read share (loaded latency, as Intel's MLC measures it;
+``simnuma bench suite`` measures it and ``simnuma bench host --suite`` writes
+the curves into the board).  This is the approach of the Mess framework
+(Esmaili-Dokht et al., MICRO 2024): the memory keeps an estimate of the
+bandwidth it is serving and of the share of reads in it (exponentially
+weighted over ``WINDOW_NS``), and every access takes the board's idle latency
+(``memory.latency``) plus what the curves add at that load:
+
+    latency = memory.latency + curve(bandwidth, reads) - curve(idle, reads)
+
+where ``curve(b, r)`` interpolates linearly in bandwidth along each measured
+curve and linearly in read share between the two nearest curves (the nearest
+one outside their range).  Past a curve's last point (the most that mix was
+seen to reach) the latency keeps rising with the last segment's slope, but at
+least doubling over the next 10% of bandwidth, so that threads, which keep a
+bounded number of lines in flight, cannot drive the memory far past what was
+measured.  The chase's own on-chip path is the board's (SRI, crossbar), which
+is why only the difference is taken from the curve.
+
+The utilisation reported is the bandwidth served over the most the curves
+reach at the served read share.
+
+Abstracts away: everything inside the memory — banks, rows, refresh,
+scheduling — which the curves contain as measured, and any dependence of
+latency on the access pattern beyond the read share (the curves are measured
+with streaming threads).
+"""
+from __future__ import annotations
+
+import math
+
+from .events import call_at
+from .packet import LINE_BYTES
+
+__all__ = ["CurveMemory", "curve_latency_ns", "WINDOW_NS"]
+
+WINDOW_NS = 2000.0        # time constant of the bandwidth and read-share estimates
+SHARE_ACCESSES = 64.0     # the read share is weighted over about this many accesses
+STEEP_FRACTION = 0.10     # past the last point, latency at least doubles over this fraction of its bandwidth
+
+
+def _along(points: tuple, bandwidth: float) -> float:
+    """Latency of one curve at ``bandwidth``: linear between points, steeply rising past the last."""
+    if bandwidth <= points[0][0]:
+        return points[0][1]
+    for (b0, l0), (b1, l1) in zip(points, points[1:]):
+        if bandwidth <= b1:
+            return l0 + (l1 - l0) * (bandwidth - b0) / (b1 - b0)
+    (b0, l0), (b1, l1) = points[-2], points[-1]
+    slope = max((l1 - l0) / (b1 - b0), l1 / (STEEP_FRACTION * b1))
+    return l1 + slope * (bandwidth - b1)
+
+
+def _idle(points: tuple) -> float:
+    return points[0][1]
+
+
+def curve_latency_ns(curves: tuple, bandwidth: float, reads: float) -> tuple:
+    """``(added latency ns, most bandwidth GB/s)`` at ``bandwidth`` GB/s with a read share ``reads``."""
+    if reads <= curves[0].read_fraction or len(curves) == 1:
+        c = curves[0] if reads <= curves[0].read_fraction else curves[-1]
+        return _along(c.points, bandwidth) - _idle(c.points), c.max_GBps
+    if reads >= curves[-1].read_fraction:
+        c = curves[-1]
+        return _along(c.points, bandwidth) - _idle(c.points), c.max_GBps
+    for lo, hi in zip(curves, curves[1:]):
+        if reads <= hi.read_fraction:
+            w = (reads - lo.read_fraction) / (hi.read_fraction - lo.read_fraction)
+            added_lo = _along(lo.points, bandwidth) - _idle(lo.points)
+            added_hi = _along(hi.points, bandwidth) - _idle(hi.points)
+            return added_lo + w * (added_hi - added_lo), lo.max_GBps + w * (hi.max_GBps - lo.max_GBps)
+    raise AssertionError("read share outside the curves")  # pragma: no cover
+
+
+class CurveMemory:
+    """A node's memory driven by loaded-latency curves (module docstring)."""
+
+    COUNTERS = ("lines", "busy_ns", "reads", "writes", "added_ns")
+
+    __slots__ = ("env", "mct", "curves", "latency_ns", "rate", "read_share", "last_ns", "lines", "busy_ns",
+                 "reads", "writes", "added_ns", "peak_GBps", "servers")
+
+    def __init__(self, env, params, mct):
+        self.env = env
+        self.mct = mct
+        self.curves = params.curves
+        self.latency_ns = params.memory_latency_ns
+        self.peak_GBps = max(c.max_GBps for c in self.curves)
+        self.rate = 0.0            # lines per ns, exponentially weighted
+        self.read_share = 1.0
+        self.last_ns = 0.0
+        self.servers = 1
+        self.lines = 0
+        self.busy_ns = 0.0
+        self.reads = self.writes = 0
+        self.added_ns = 0.0        # summed load-dependent latency
+
+    @property
+    def sustained_GBps(self) -> float:
+        return self.peak_GBps
+
+    def submit(self, pkt, is_write: bool, _line_address) -> None:
+        now = self.env._now
+        decay = math.exp(-(now - self.last_ns) / WINDOW_NS)
+        self.last_ns = now
+        self.rate = self.rate * decay + 1.0 / WINDOW_NS   # each arrival adds 1/window: the mean is the rate
+        self.read_share += ((0.0 if is_write else 1.0) - self.read_share) / SHARE_ACCESSES
+        added, most_GBps = curve_latency_ns(self.curves, self.rate * LINE_BYTES, self.read_share)
+        done = now + self.latency_ns + added
+        self.lines += 1
+        self.busy_ns += LINE_BYTES / most_GBps
+        self.added_ns += added
+        if is_write:
+            self.writes += 1
+            self.mct.queue.release(done)
+        else:
+            self.reads += 1
+            call_at(self.env, done, self.mct.read_data, pkt.txn)
+
+    def counters(self) -> list:
+        return [self.lines, self.busy_ns, self.reads, self.writes, self.added_ns]

@@ -1,0 +1,307 @@
+"""DRAM with channels, ranks and banks, and the controller that schedules it.
+
+Models, per node (``memory.model: dram``):
+
+* **Organisation.**  ``channels`` independent channels, each with a data bus
+  ``width_bits`` wide moving two transfers per DRAM clock, ``ranks`` ranks per
+  channel and ``banks`` banks per rank.  A 64-byte line occupies its channel's
+  bus for ``burst_ns`` (64 B / width / 2 clocks).  The address map
+  (:mod:`simnuma.model.pages`) takes a line's physical address to its channel,
+  rank, bank and row.
+* **Banks with an open row.**  A bank keeps its last row open (``page_policy:
+  open``) or closes it after every access (``closed``).  A column command to
+  the open row is a *hit* (data after CL, or CWL for a write); a closed bank
+  first activates the row (tRCD); an open bank holding another row first
+  precharges it (tRP) — a *conflict*.  A row stays open at least tRAS, a
+  precharge waits tRTP after a read command and tWR after the end of write
+  data; activations of one rank are at least tRRD apart, and at most four fall
+  in any tFAW.
+* **The data bus.**  Bursts do not overlap; a read command waits tWTR after
+  the end of write data (write-to-read turnaround), a write burst starts tRTW
+  after the end of read data (read-to-write turnaround), and bursts of
+  different ranks are tRTRS apart.
+* **Refresh.**  Every tREFI each rank precharges its banks and refreshes for
+  tRFC, the ranks of a channel staggered; a refresh closes every row.
+* **The controller.**  Requests wait in the node's DRAM queue (``memory.queue``
+  entries, shared by the channels; :mod:`simnuma.model.mct` admits them).
+  ``fcfs`` serves each channel's requests in arrival order; ``fr-fcfs``
+  (first ready, first come first served) serves the request whose data can
+  move first — row hits and bursts that need no turnaround win — the oldest
+  among equals, and a request overtaken ``bypass_limit`` times goes next.
+  Precharges and activations for queued requests overlap other banks'
+  transfers: a bank is prepared for a request as soon as it has arrived and the
+  bank allows, whatever the bus is doing.  Read data leave the controller
+  ``memory.latency`` after their burst (the controller's pipeline and the
+  crossing to the crossbar); a write's queue entry is free when its burst has
+  ended.
+
+The sustained bandwidth is not an input: it is what these mechanisms let
+through, and the run reports it with the row-hit rate and the turnarounds.
+
+Abstracts away: the command bus (one command per clock), power-down,
+on-die termination, read and write queues separate from the shared one,
+write-drain watermarks, and the data (no ECC, no errors).
+"""
+from __future__ import annotations
+
+from math import ceil
+
+from .events import call_at
+from .pages import AddressMap, PagePlacer
+
+__all__ = ["DRAM", "COUNTERS"]
+
+# extensive counters, in the order of DRAM.counters()
+COUNTERS = ("lines", "busy_ns", "bus_ns", "reads", "writes", "hits", "empties", "conflicts", "turnarounds",
+            "refreshes", "read_ns")
+
+
+class _Bank:
+    __slots__ = ("row", "col_ready_ns", "pre_ready_ns", "act_ready_ns")
+
+    def __init__(self):
+        self.row = -1              # the open row, -1 when precharged
+        self.col_ready_ns = 0.0    # earliest column command to the open row
+        self.pre_ready_ns = 0.0    # earliest precharge of the open row
+        self.act_ready_ns = 0.0    # earliest activation when precharged
+
+
+class _Rank:
+    __slots__ = ("act_ns", "faw", "refresh_due_ns")
+
+    def __init__(self, first_refresh_ns: float):
+        self.act_ns = -1e18        # the latest activation
+        self.faw = [-1e18] * 4     # the last four activations, oldest first
+        self.refresh_due_ns = first_refresh_ns
+
+
+class _Request:
+    __slots__ = ("pkt", "is_write", "rank", "bank", "row", "arrive_ns", "bypassed")
+
+    def __init__(self, pkt, is_write: bool, rank: int, bank: int, row: int, arrive_ns: float):
+        self.pkt = pkt
+        self.is_write = is_write
+        self.rank = rank
+        self.bank = bank           # index within the channel: rank x banks + bank
+        self.row = row
+        self.arrive_ns = arrive_ns
+        self.bypassed = 0
+
+
+class _Channel:
+    __slots__ = ("index", "queue", "banks", "ranks", "bus_free_ns", "write_end_ns", "last_write", "last_rank",
+                 "epoch_ns", "token")
+
+    def __init__(self, index: int, ranks: int, banks: int, trefi_ns: float):
+        self.index = index
+        self.queue = []
+        self.banks = [_Bank() for _ in range(ranks * banks)]
+        self.ranks = [_Rank(trefi_ns * (r + 1) / ranks) for r in range(ranks)]
+        self.bus_free_ns = 0.0
+        self.write_end_ns = -1e18
+        self.last_write = False
+        self.last_rank = -1
+        self.epoch_ns = None       # when the next scheduling decision is due, None when idle
+        self.token = 0             # invalidates superseded decision events
+
+
+class DRAM:
+    """The DRAM and its scheduler behind one node's MCT."""
+
+    COUNTERS = COUNTERS
+
+    def __init__(self, env, dram, controller_latency_ns: float, mct, seed: str):
+        self.env = env
+        self.mct = mct
+        self.amap = AddressMap(dram)
+        self.placer = PagePlacer(self.amap, seed)
+        t = dram.timings_ns
+        self.cl, self.cwl = t["CL"], t["CWL"]
+        self.trcd, self.trp, self.tras, self.trtp = t["tRCD"], t["tRP"], t["tRAS"], t["tRTP"]
+        self.twr, self.twtr, self.trtw = t["tWR"], t["tWTR"], t["tRTW"]
+        self.trrd, self.tfaw, self.trtrs = t["tRRD"], t["tFAW"], t["tRTRS"]
+        self.trfc, self.trefi = t["tRFC"], t["tREFI"]
+        self.burst_ns = dram.burst_ns
+        self.tck = dram.tck_ns
+        self.banks_per_rank = dram.banks
+        self.fcfs = dram.scheduler == "fcfs"
+        self.bypass_limit = dram.bypass_limit
+        self.closed_page = dram.page_policy == "closed"
+        self.latency_ns = controller_latency_ns
+        self.peak_GBps = dram.peak_GBps
+        self.channels = [_Channel(c, dram.ranks, dram.banks, self.trefi) for c in range(dram.channels)]
+        s, m = self.amap.shift, self.amap.mask
+        self._decode = (s["channel"], m["channel"], s["rank"], m["rank"], s["bank"], m["bank"], s["row"], m["row"])
+        self.servers = dram.channels
+        self.lines = 0
+        self.busy_ns = 0.0         # channel time with a request in the controller (union of arrival..burst end)
+        self.bus_ns = 0.0          # channel time moving data
+        self.reads = self.writes = 0
+        self.hits = self.empties = self.conflicts = 0
+        self.turnarounds = 0
+        self.refreshes = 0
+        self.read_ns = 0.0         # summed time from arrival to the end of the burst, reads
+
+    # -- the controller's side
+    def submit(self, pkt, is_write: bool, line_address: int) -> None:
+        """A request admitted to the DRAM queue."""
+        cs, cm, rs, rm, bs, bm, ws, wm = self._decode
+        ch = self.channels[(line_address >> cs) & cm]
+        rank = (line_address >> rs) & rm
+        now = self.env._now
+        req = _Request(pkt, is_write, rank, rank * self.banks_per_rank + ((line_address >> bs) & bm),
+                       (line_address >> ws) & wm, now)
+        ch.queue.append(req)
+        col = self._timing(ch, req, now)[0]
+        if ch.epoch_ns is None or col < ch.epoch_ns:
+            self._schedule(ch, col)
+
+    def _schedule(self, ch: _Channel, col_ns: float) -> None:
+        now = self.env._now
+        ch.token += 1
+        if col_ns <= now:
+            ch.epoch_ns = now
+            self._epoch((ch, ch.token))
+        else:
+            ch.epoch_ns = col_ns
+            call_at(self.env, col_ns, self._epoch, (ch, ch.token))
+
+    def _epoch(self, item) -> None:
+        ch, token = item
+        if token != ch.token:
+            return  # superseded by an earlier decision
+        now = self.env._now
+        while ch.queue:
+            k, col, data, act = self._choose(ch, now)
+            if col > now:
+                ch.token += 1
+                ch.epoch_ns = col
+                call_at(self.env, col, self._epoch, (ch, ch.token))
+                return
+            self._commit(ch, k, col, data, act)
+        ch.epoch_ns = None
+
+    # -- choosing
+    def _choose(self, ch: _Channel, now: float) -> tuple:
+        """``(index, column ns, data ns, activation ns or None)`` of the request to serve next."""
+        queue = ch.queue
+        if self.fcfs or queue[0].bypassed >= self.bypass_limit:
+            return (0,) + self._timing(ch, queue[0], now)
+        best = None
+        for k, req in enumerate(queue):
+            timing = self._timing(ch, req, now)
+            if best is None or timing[1] < best[2]:
+                best = (k,) + timing
+        return best
+
+    def _timing(self, ch: _Channel, req: _Request, now: float) -> tuple:
+        """``(column ns, data ns, activation ns or None)``: the earliest the request's burst can move."""
+        bank = ch.banks[req.bank]
+        if bank.row == req.row:
+            act = None
+            col = bank.col_ready_ns
+        else:
+            if bank.row < 0:
+                act = bank.act_ready_ns
+            else:
+                pre = bank.pre_ready_ns if bank.pre_ready_ns > req.arrive_ns else req.arrive_ns
+                act = pre + self.trp
+            rank = ch.ranks[req.rank]
+            floor = rank.act_ns + self.trrd
+            if self.tfaw:
+                floor = max(floor, rank.faw[0] + self.tfaw)
+            act = max(act, req.arrive_ns, floor)
+            act = ceil(act / self.tck) * self.tck
+            col = act + self.trcd
+        if col < now:
+            col = now
+        col = ceil(col / self.tck - 1e-9) * self.tck
+        bus = ch.bus_free_ns
+        if ch.last_rank >= 0 and ch.last_rank != req.rank:
+            bus += self.trtrs
+        if req.is_write:
+            if not ch.last_write:
+                bus += self.trtw
+            data = col + self.cwl
+            if data < bus:
+                data = bus
+            return data - self.cwl, data, act
+        turn = ch.write_end_ns + self.twtr
+        if col < turn:
+            col = turn
+        data = col + self.cl
+        if data < bus:
+            data = bus
+        return data - self.cl, data, act
+
+    # -- serving
+    def _commit(self, ch: _Channel, k: int, col: float, data: float, act) -> None:
+        req = ch.queue[k]
+        rank = ch.ranks[req.rank]
+        if data + self.burst_ns > rank.refresh_due_ns:
+            self._refresh(ch, rank, req.rank, data + self.burst_ns)
+            col, data, act = self._timing(ch, req, self.env._now)
+        if k:
+            for older in ch.queue[:k]:
+                older.bypassed += 1
+        del ch.queue[k]
+        bank = ch.banks[req.bank]
+        if act is None:
+            self.hits += 1
+        else:
+            if bank.row < 0:
+                self.empties += 1
+            else:
+                self.conflicts += 1
+            bank.row = req.row
+            bank.col_ready_ns = act + self.trcd
+            bank.pre_ready_ns = act + self.tras
+            rank.act_ns = act
+            faw = rank.faw
+            del faw[0]
+            faw.append(act)
+        end = data + self.burst_ns
+        if req.is_write:
+            if not ch.last_write and ch.last_rank >= 0:
+                self.turnarounds += 1
+            bank.pre_ready_ns = max(bank.pre_ready_ns, end + self.twr)
+            ch.write_end_ns = end
+            self.writes += 1
+        else:
+            if ch.last_write:
+                self.turnarounds += 1
+            bank.pre_ready_ns = max(bank.pre_ready_ns, col + self.trtp)
+            self.reads += 1
+            self.read_ns += end - req.arrive_ns
+        bank.col_ready_ns = max(bank.col_ready_ns, col + self.burst_ns)
+        if self.closed_page:
+            bank.row = -1
+            bank.act_ready_ns = bank.pre_ready_ns + self.trp
+        self.busy_ns += end - max(ch.bus_free_ns, req.arrive_ns)
+        ch.bus_free_ns = end
+        ch.last_write = req.is_write
+        ch.last_rank = req.rank
+        self.lines += 1
+        self.bus_ns += self.burst_ns
+        if req.is_write:
+            self.mct.queue.release(end)
+        else:
+            call_at(self.env, end + self.latency_ns, self.mct.read_data, req.pkt.txn)
+
+    def _refresh(self, ch: _Channel, rank: _Rank, r: int, until_ns: float) -> None:
+        """Every refresh of rank ``r`` due before ``until_ns``: precharge its banks, refresh for tRFC."""
+        banks = ch.banks[r * self.banks_per_rank:(r + 1) * self.banks_per_rank]
+        while rank.refresh_due_ns < until_ns:
+            start = rank.refresh_due_ns
+            if any(b.row >= 0 for b in banks):
+                start = max(start, max(b.pre_ready_ns for b in banks)) + self.trp
+            done = start + self.trfc
+            for b in banks:
+                b.row = -1
+                b.act_ready_ns = max(b.act_ready_ns, done)
+            rank.refresh_due_ns += self.trefi
+            self.refreshes += 1
+
+    def counters(self) -> list:
+        return [self.lines, self.busy_ns, self.bus_ns, self.reads, self.writes, self.hits, self.empties,
+                self.conflicts, self.turnarounds, self.refreshes, self.read_ns]

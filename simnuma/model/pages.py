@@ -1,0 +1,163 @@
+"""Where a thread's array lies in DRAM: pages, frames and the address map.
+
+Models: each array of a thread (one for ``r``, ``w`` and ``l``, three for the
+triad) is contiguous in virtual memory and cut into the operating system's
+pages (``memory.dram.os_page``); every page lands in a physical frame of its
+own, as the pages of a large allocation do.  The DRAM's address map
+(``memory.dram.address_map``, most significant field first) splits a physical
+line address into row, rank, bank, column and channel.  The frame bits that
+choose a channel, rank or bank form the page's *slot*; there are S of them
+(``AddressMap.slots``).
+
+How frames are chosen.  With frames drawn independently at random, two
+streams on one memory (a writer's fills and its write-backs, the triad's three
+arrays, two threads) land in the same bank on one page in S, by chance: over
+the few dozen pages a steady-state window covers, that chance decides the
+result (a few percent for a single writer).  So a page's frame is chosen when
+a stream first touches it, so that, page after page, it shares a bank (or a
+rank, or a channel) with each other active stream's current page as often as
+an independent uniformly random frame would on average, never by luck (a
+low-discrepancy design: :class:`PagePlacer`).  Which of the equally good slots
+it takes, and the row, are drawn (seeded).  Once chosen, a frame stays: a
+stream that comes back to a page finds it where it was.
+
+Abstracts away: the allocator's real choices (runs of physically contiguous
+pages), other processes' pages in the same rows, and the DRAM's capacity
+(rows are drawn from 2^20 per bank).
+"""
+from __future__ import annotations
+
+import random
+
+__all__ = ["AddressMap", "PagePlacer", "ArrayPages", "ROW_BITS", "ACTIVE_NS"]
+
+ROW_BITS = 20
+ACTIVE_NS = 10_000.0   # a stream that touched the memory this recently is one the next page may meet
+
+
+def _log2(n: int) -> int:
+    return n.bit_length() - 1
+
+
+class AddressMap:
+    """Bit positions of each field in a physical line address (the byte offset within a line removed)."""
+
+    def __init__(self, dram):
+        widths = {"channel": _log2(dram.channels), "rank": _log2(dram.ranks), "bank": _log2(dram.banks),
+                  "column": _log2(dram.row_lines), "row": ROW_BITS}
+        self.shift = {}
+        self.mask = {}
+        bit = 0
+        for field in reversed(dram.address_map):
+            self.shift[field] = bit
+            self.mask[field] = (1 << widths[field]) - 1
+            bit += widths[field]
+        self.page_shift = _log2(dram.os_page_bytes // 64)
+        # the frame bits that name a slot (channel, rank or bank), and the other frame bits
+        self.slot_bits = [b for f in ("channel", "rank", "bank") for b in self._bits(f) if b >= self.page_shift]
+        self.other_bits = [b for f in ("column", "row") for b in self._bits(f) if b >= self.page_shift]
+        self.slots = 1 << len(self.slot_bits)
+
+    def _bits(self, field: str) -> list:
+        width = self.mask[field].bit_length()
+        return list(range(self.shift[field], self.shift[field] + width))
+
+    def decode(self, line_address: int) -> tuple:
+        """``(channel, rank, bank, row)`` of a physical line address."""
+        s, m = self.shift, self.mask
+        return ((line_address >> s["channel"]) & m["channel"], (line_address >> s["rank"]) & m["rank"],
+                (line_address >> s["bank"]) & m["bank"], (line_address >> s["row"]) & m["row"])
+
+    def frame(self, slot: int, rng) -> int:
+        """A frame number whose slot bits spell ``slot`` and whose other bits are random."""
+        address = 0
+        for k, bit in enumerate(self.slot_bits):
+            if slot >> k & 1:
+                address |= 1 << bit
+        for bit in self.other_bits:
+            if rng.random() < 0.5:
+                address |= 1 << bit
+        return address >> self.page_shift
+
+
+class PagePlacer:
+    """Chooses the frame of every page of the arrays on one memory (module docstring).
+
+    The relation of two pages' slots is one of four classes: the same bank,
+    another bank of the same rank, another rank of the same channel, another
+    channel.  For every pair of streams the placer counts how often a new page
+    of the one was put in each class relative to the current page of the other,
+    and gives each new page the slot that keeps those counts closest to what
+    uniformly random frames give on average (the least sum of squared
+    deviations; ties drawn).
+    """
+
+    __slots__ = ("amap", "rng", "current", "pairs", "classes", "expected")
+
+    def __init__(self, amap: AddressMap, seed: str):
+        self.amap = amap
+        self.rng = random.Random(seed)
+        self.current = {}   # stream -> (slot of its current page, when it last touched it)
+        self.pairs = {}     # (stream, other) -> [placements, count per class]
+        fields = [f for f in ("channel", "rank", "bank") for b in amap._bits(f) if b >= amap.page_shift]
+        masks = [sum(1 << k for k, f in enumerate(fields) if f == name) for name in ("channel", "rank", "bank")]
+
+        def relation(a: int, b: int) -> int:
+            differ = a ^ b
+            if differ & masks[0]:
+                return 3
+            if differ & masks[1]:
+                return 2
+            return 1 if differ & masks[2] else 0
+
+        slots = amap.slots
+        self.classes = [[relation(a, b) for b in range(slots)] for a in range(slots)]
+        self.expected = [sum(1 for a in range(slots) if self.classes[a][0] == c) / slots for c in range(4)]
+
+    def place(self, stream, now: float) -> tuple:
+        """``(frame, slot)`` for a page that ``stream`` touches first."""
+        others = [(s, slot) for s, (slot, t) in self.current.items() if s != stream and now - t <= ACTIVE_NS]
+        if not others:
+            slot = self.rng.randrange(self.amap.slots)
+            return self.amap.frame(slot, self.rng), slot
+        tallies = [self.pairs.setdefault((stream, s), [0, 0, 0, 0, 0]) for s, _ in others]
+        expected = self.expected
+        best, best_cost = [], None
+        for candidate, relations in enumerate(self.classes):
+            cost = 0.0
+            for tally, (_, other_slot) in zip(tallies, others):
+                n = tally[0] + 1
+                hit = relations[other_slot]
+                for c in range(4):
+                    deviation = tally[c + 1] + (c == hit) - expected[c] * n
+                    cost += deviation * deviation
+            if best_cost is None or cost < best_cost - 1e-9:
+                best, best_cost = [candidate], cost
+            elif cost <= best_cost + 1e-9:
+                best.append(candidate)
+        slot = best[0] if len(best) == 1 else self.rng.choice(best)
+        for tally, (_, other_slot) in zip(tallies, others):
+            tally[0] += 1
+            tally[self.classes[slot][other_slot] + 1] += 1
+        return self.amap.frame(slot, self.rng), slot
+
+
+class ArrayPages:
+    """One array: line index -> physical line address, each page's frame chosen on first touch."""
+
+    __slots__ = ("placer", "pages", "shift", "mask", "lines")
+
+    def __init__(self, placer: PagePlacer, lines: int):
+        self.placer = placer
+        self.pages = {}
+        self.shift = placer.amap.page_shift
+        self.mask = (1 << self.shift) - 1
+        self.lines = lines
+
+    def address(self, line: int, stream, now: float) -> int:
+        """The physical line address of line ``line``, touched by ``stream`` at ``now``."""
+        page = self.pages.get(line >> self.shift)
+        if page is None:
+            page = self.pages[line >> self.shift] = self.placer.place(stream, now)
+        self.placer.current[stream] = (page[1], now)
+        return (page[0] << self.shift) | (line & self.mask)
