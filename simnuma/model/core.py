@@ -118,8 +118,9 @@ class Thread:
             line = line * CHASE_STRIDE % n
         elif line >= n:
             line %= n
-        address = pages.address(line, fill, now)
+        # the write-back first: the new page of the fill is placed beside the page the write-backs are in now
         victim = pages.address((line - self.victim_lines) % n, write_back, now) if is_write else None
+        address = pages.address(line, fill, now)
         self.coherence.start(self, self.node, self.home, is_write, address, victim)
 
     def filled(self, txn) -> None:

@@ -121,11 +121,22 @@ class System:
                 self.all_done.succeed()
 
     def placement_period_txns(self, thread: Thread) -> int:
-        """Transactions of ``thread`` in which its memory's page placement completes a cycle (0: no DRAM)."""
+        """Transactions of ``thread`` over which its memory's page placement has been through its design.
+
+        A stream alone on a memory repeats itself page by page; where streams
+        meet (a write's fills and write-backs, a triad's arrays, threads
+        sharing the memory), the placement balances their meetings over S
+        pages (:mod:`simnuma.model.pages`).  Without a DRAM there is nothing to
+        wait for (0).
+        """
         if thread.arrays is None:
             return 0
         amap = self.mcts[thread.home].memory.amap
-        return (amap.slots << amap.page_shift) * len(thread.pattern)
+        streams = len(thread.pattern) + sum(thread.pattern)   # each array, and each array's write-backs
+        shared = streams > 1 or any(t is not thread and t.home == thread.home
+                                    for t in self.foreground + self.background)
+        pages = amap.slots if shared else 1
+        return (pages << amap.page_shift) * len(thread.pattern)
 
     def start(self) -> None:
         for t in self.foreground + self.background:
