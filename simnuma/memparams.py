@@ -186,6 +186,7 @@ class DramParams:
     scheduler: str
     bypass_limit: int        # fr-fcfs: a request is overtaken at most this many times
     page_policy: str
+    idle_close_ns: float     # open page: a row idle this long is closed (0: never)
     os_page_bytes: int       # the operating system's page: arrays are contiguous within one
     timings_ns: dict         # TIMINGS -> ns (tFAW 0 when not given)
 
@@ -206,6 +207,14 @@ class DramParams:
     @property
     def row_lines(self) -> int:
         return self.row_bytes // LINE_BYTES
+
+
+def _in_ns(value, tck_ns: float) -> float:
+    """A parsed DRAM time in ns (0 when not given)."""
+    if value is None:
+        return 0.0
+    number, unit = value
+    return number * tck_ns if unit == "clk" else number
 
 
 def _power_of_two(n: int) -> bool:
@@ -246,14 +255,7 @@ def dram_params(r: dict) -> DramParams | None:
     page = d["os_page"]
     if page % LINE_BYTES or not _power_of_two(page // LINE_BYTES):
         raise MemoryParamError("dram.os_page", f"a page must hold a power-of-two number of 64-byte lines, got {page} B")
-    timings = {}
-    for name in TIMINGS:
-        value = d["timings"].get(name)
-        if value is None:
-            timings[name] = 0.0
-            continue
-        number, unit = value
-        timings[name] = number * tck if unit == "clk" else number
+    timings = {name: _in_ns(d["timings"].get(name), tck) for name in TIMINGS}
     if timings["tREFI"] <= timings["tRFC"]:
         raise MemoryParamError("dram.timings.tREFI", f"the refresh interval ({timings['tREFI']:g} ns) must be longer"
                                                f" than a refresh ({timings['tRFC']:g} ns)")
@@ -261,4 +263,4 @@ def dram_params(r: dict) -> DramParams | None:
         channels=d["channels"], width_bits=d["width_bits"], clock_GHz=d["clock"], ranks=d["ranks"],
         banks=d["banks"], row_bytes=row, address_map=d["address_map"],
         scheduler=d["scheduler"], bypass_limit=d["bypass_limit"] or 0, page_policy=d["page_policy"],
-        os_page_bytes=page, timings_ns=timings)
+        idle_close_ns=_in_ns(d.get("idle_close"), tck), os_page_bytes=page, timings_ns=timings)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import math
 
+from .model.result import bottleneck_text
+
 __all__ = ["render_result", "fmt_ns", "fmt_pct"]
 
 
@@ -30,6 +32,20 @@ def _table(headers, rows) -> list:
     return out
 
 
+def _memory_limit(m: dict) -> str:
+    """The most the memory can serve: its peak, and for a FIFO or curve memory what it sustains."""
+    sustained = m.get("sustained_GBps")
+    peak = f"{m['peak_GBps']:.2f}"
+    return peak if sustained is None or abs(sustained - m["peak_GBps"]) < 1e-9 else f"{peak} ({sustained:.2f})"
+
+
+def _dram_detail(m: dict) -> str:
+    if m.get("model") != "dram":
+        return ""
+    return (f"{100 * m['row_hits']:.0f}% / {100 * m['row_conflicts']:.0f}%, "
+            f"{m['turnarounds_per_line']:.2f}")
+
+
 def render_result(data: dict, queues: int = 6) -> str:
     """The human-readable report of one ``simnuma run``."""
     out = [f"simnuma {data['version']}  board {data['topology']}  mode {data['mode']}  seed {data['seed']}  "
@@ -48,16 +64,17 @@ def render_result(data: dict, queues: int = 6) -> str:
             for l in data["links"]]
     out += _table(["link", "GB/s", "busy", "data", "control"], rows)
     out.append("")
-    rows = [[f"N{m['node']}", f"{m['bandwidth_GBps']:.3f}", f"{m['sustained_GBps']:.2f}", f"{100 * m['utilization']:.1f}%"]
+    rows = [[f"N{m['node']}", m.get("model", "fifo"), f"{m['bandwidth_GBps']:.3f}", _memory_limit(m),
+             f"{100 * m['utilization']:.1f}%", _dram_detail(m)]
             for m in data["memory"]]
-    out += _table(["memory", "GB/s", "sustained max", "busy"], rows)
+    out += _table(["memory", "model", "GB/s", "peak", "busy", "rows hit / conflict, turnarounds per line"], rows)
     out.append("")
     rows = [[q["name"], q["capacity"], f"{q['mean_occupancy']:.2f}", f"{100 * q['full_fraction']:.1f}%"]
             for q in data["queues"][:queues]]
     out += _table(["fullest buffers", "slots", "mean occupancy", "time full"], rows)
     b = data["bottleneck"]
     out.append("")
-    out.append(f"bottleneck: {b['resource']} ({100 * b['utilization']:.1f}% busy)")
+    out.append(f"bottleneck: {bottleneck_text(b)}")
     if data["mode"] == "steady":
         out.append(f"simulated {fmt_ns(data['simulated_ns'])} ({data['transactions_simulated']} transactions), "
                    f"extrapolated {fmt_ns(data['extrapolated_ns'])}")

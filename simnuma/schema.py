@@ -33,7 +33,8 @@ NODE_SCHEMA = {
         "dram": {
             "channels": "int", "width_bits": "int", "clock": "frequency", "ranks": "int", "banks": "int",
             "row": "size", "address_map": "address_map",
-            "scheduler": "scheduler", "bypass_limit": "int", "page_policy": "page_policy", "os_page": "size",
+            "scheduler": "scheduler", "bypass_limit": "int", "page_policy": "page_policy", "idle_close": "dram_time",
+            "os_page": "size",
             "timings": {t: "dram_time" for t in TIMINGS},
         },
     },

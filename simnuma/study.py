@@ -48,6 +48,7 @@ from .topology import Topology, load_topology, topology_from_dict
 from .units import UnitError, format_bandwidth, parse_quantity, parse_size_bytes
 from .workload import MODEL_OPS, ThreadSpec, Workload, parse_spec
 from .yamlsrc import load_yaml
+from .model.result import bottleneck_text
 
 __all__ = [
     "StudyError",
@@ -1039,8 +1040,7 @@ def _check_bottleneck(args, claim, values):
     m = values[args["case"]]
     want = args["resource"]
     passed = m.bottleneck == want or m.bottleneck.split(" ")[0] == want
-    return passed, (f"{_name(args['case'], values)}: bottleneck {m.bottleneck} ({100 * m.bottleneck_utilization:.1f}% "
-                    f"busy), expected {want}")
+    return passed, f"{_name(args['case'], values)}: bottleneck {m.bottleneck_text}, expected {want}"
 
 
 CLAIM_KINDS = {
@@ -1085,6 +1085,7 @@ class CaseMetrics:
     memory: dict = field(default_factory=dict)    # node -> utilisation
     bottleneck: str = "none"
     bottleneck_utilization: float = 0.0
+    bottleneck_text: str = "none"
 
     @property
     def percent(self) -> float | None:
@@ -1106,7 +1107,9 @@ def metrics_from_result(data: dict, baseline_ns) -> CaseMetrics:
         links={(l["src"], l["dst"]): l["utilization"] for l in data["links"]},
         memory={m["node"]: m["utilization"] for m in data["memory"]},
         bottleneck=data["bottleneck"]["resource"],
-        bottleneck_utilization=data["bottleneck"]["utilization"],
+        bottleneck_utilization=data["bottleneck"]["utilization"] or 0.0,
+        bottleneck_text=bottleneck_text(data["bottleneck"]) if "limit" in data["bottleneck"] else
+        data["bottleneck"]["resource"],
     )
 
 

@@ -351,7 +351,9 @@ def _graph(ids, edges) -> nx.Graph:
 def _node_summary(n: NodeParams, io_ports: int) -> dict:
     return {"id": n.id, "cores": n.cores, "ports": n.ports, "io_ports": io_ports,
             "memory_GBps": n.memory_bandwidth_GBps,
-            "memory_sustained_GBps": round(n.memory_sustained_GBps, 9),
+            "memory_model": n.memory_model,
+            "memory_sustained_GBps": (round(n.memory_sustained_GBps, 9) if n.memory_sustained_GBps is not None
+                                      else None),
             "memory_latency_ns": n.memory_latency_ns}
 
 

@@ -325,7 +325,7 @@ def _case_table(r) -> list:
         link = f"{busiest['src']}->{busiest['dst']} {100 * busiest['utilization']:.0f}%" if busiest else "-"
         hops = ",".join(map(str, c.hops(r.study.boards[c.board].topology)))
         out.append("| " + (f"{c.board} | " if several else "") + f"{c.text} | {hops} | {m.time_ns / 1e6:.3f} ms | "
-                   f"{m.percent:.1f}% | {m.bottleneck} {100 * m.bottleneck_utilization:.0f}% | {link} | "
+                   f"{m.percent:.1f}% | {m.bottleneck_text} | {link} | "
                    f"{_fullest_queue(data)} |")
     return out + [""]
 

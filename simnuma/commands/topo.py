@@ -54,10 +54,23 @@ def _nodes_text(topo) -> str:
         ports = [name for node, name in topo.io_ports if node == n.id]
         named = [name for name in ports if name]
         io = f"{len(ports)} I/O" + (f" ({', '.join(named)})" if named else "")
-        out.append(f"  N{n.id}: {n.cores} cores; {n.ports} ports, {n_links} coherent + {io}; "
-                   f"memory {n.memory_bandwidth_GBps:g} GB/s x {n.memory_efficiency:g} = "
-                   f"{n.memory_sustained_GBps:.3g} GB/s sustained, latency {format_time(n.memory_latency_ns)}")
+        out.append(f"  N{n.id}: {n.cores} cores; {n.ports} ports, {n_links} coherent + {io}; {_memory_text(n)}")
     return "\n".join(out)
+
+
+def _memory_text(n) -> str:
+    """One line on a node's memory, by model."""
+    latency = format_time(n.memory_latency_ns)
+    if n.memory_model == "dram":
+        d = n.dram
+        return (f"memory dram {d.channels} x {d.width_bits}-bit at {2 * d.clock_GHz * 1000:g} MT/s ="
+                f" {n.memory_bandwidth_GBps:.3g} GB/s peak, {d.ranks} ranks x {d.banks} banks, {d.scheduler},"
+                f" controller latency {latency}")
+    if n.memory_model == "curve":
+        return (f"memory from {len(n.curves)} loaded-latency curves, up to {n.memory_sustained_GBps:.3g} GB/s,"
+                f" idle latency {latency}")
+    return (f"memory {n.memory_bandwidth_GBps:g} GB/s x {n.memory_efficiency:g} = "
+            f"{n.memory_sustained_GBps:.3g} GB/s sustained, latency {latency}")
 
 
 def _links_text(topo) -> str:

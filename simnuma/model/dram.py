@@ -9,7 +9,9 @@ Models, per node (``memory.model: dram``):
   (:mod:`simnuma.model.pages`) takes a line's physical address to its channel,
   rank, bank and row.
 * **Banks with an open row.**  A bank keeps its last row open (``page_policy:
-  open``) or closes it after every access (``closed``).  A column command to
+  open``; with ``idle_close`` it closes a row nobody has used for that long,
+  as K8's idle cycle limit does) or closes it after every access
+  (``closed``).  A column command to
   the open row is a *hit* (data after CL, or CWL for a write); a closed bank
   first activates the row (tRCD); an open bank holding another row first
   precharges it (tRP) — a *conflict*.  A row stays open at least tRAS, a
@@ -57,13 +59,14 @@ COUNTERS = ("lines", "busy_ns", "bus_ns", "reads", "writes", "hits", "empties", 
 
 
 class _Bank:
-    __slots__ = ("row", "col_ready_ns", "pre_ready_ns", "act_ready_ns")
+    __slots__ = ("row", "col_ready_ns", "pre_ready_ns", "act_ready_ns", "used_ns")
 
     def __init__(self):
         self.row = -1              # the open row, -1 when precharged
         self.col_ready_ns = 0.0    # earliest column command to the open row
         self.pre_ready_ns = 0.0    # earliest precharge of the open row
         self.act_ready_ns = 0.0    # earliest activation when precharged
+        self.used_ns = 0.0         # end of the last burst
 
 
 class _Rank:
@@ -127,6 +130,7 @@ class DRAM:
         self.fcfs = dram.scheduler == "fcfs"
         self.bypass_limit = dram.bypass_limit
         self.closed_page = dram.page_policy == "closed"
+        self.idle_close_ns = dram.idle_close_ns
         self.latency_ns = controller_latency_ns
         self.peak_GBps = dram.peak_GBps
         self.channels = [_Channel(c, dram.ranks, dram.banks, self.trefi) for c in range(dram.channels)]
@@ -134,7 +138,7 @@ class DRAM:
         self._decode = (s["channel"], m["channel"], s["rank"], m["rank"], s["bank"], m["bank"], s["row"], m["row"])
         self.servers = dram.channels
         self.lines = 0
-        self.busy_ns = 0.0         # channel time with a request in the controller (union of arrival..burst end)
+        self.busy_ns = 0.0         # channel time moving data or held up by the DRAM (rows, turnarounds, refresh)
         self.bus_ns = 0.0          # channel time moving data
         self.reads = self.writes = 0
         self.hits = self.empties = self.conflicts = 0
@@ -194,14 +198,21 @@ class DRAM:
                 best = (k,) + timing
         return best
 
+    def _idle_closed(self, bank: _Bank, req: _Request) -> bool:
+        """Whether the bank's open row had been idle ``idle_close`` when the request arrived (and is closed)."""
+        return bank.row >= 0 and req.arrive_ns > bank.used_ns + self.idle_close_ns
+
     def _timing(self, ch: _Channel, req: _Request, now: float) -> tuple:
         """``(column ns, data ns, activation ns or None)``: the earliest the request's burst can move."""
         bank = ch.banks[req.bank]
-        if bank.row == req.row:
+        closed = self.idle_close_ns and self._idle_closed(bank, req)
+        if bank.row == req.row and not closed:
             act = None
             col = bank.col_ready_ns
         else:
-            if bank.row < 0:
+            if closed:
+                act = max(bank.pre_ready_ns, bank.used_ns + self.idle_close_ns) + self.trp
+            elif bank.row < 0:
                 act = bank.act_ready_ns
             else:
                 pre = bank.pre_ready_ns if bank.pre_ready_ns > req.arrive_ns else req.arrive_ns
@@ -249,7 +260,7 @@ class DRAM:
         if act is None:
             self.hits += 1
         else:
-            if bank.row < 0:
+            if bank.row < 0 or (self.idle_close_ns and self._idle_closed(bank, req)):
                 self.empties += 1
             else:
                 self.conflicts += 1
@@ -274,10 +285,14 @@ class DRAM:
             self.reads += 1
             self.read_ns += end - req.arrive_ns
         bank.col_ready_ns = max(bank.col_ready_ns, col + self.burst_ns)
+        bank.used_ns = end
         if self.closed_page:
             bank.row = -1
             bank.act_ready_ns = bank.pre_ready_ns + self.trp
-        self.busy_ns += end - max(ch.bus_free_ns, req.arrive_ns)
+        # busy: the burst, and the wait the DRAM imposed on it beyond an idle channel's CAS latency
+        ideal = ceil(req.arrive_ns / self.tck - 1e-9) * self.tck + (self.cwl if req.is_write else self.cl)
+        floor = ch.bus_free_ns if ch.bus_free_ns > ideal else ideal
+        self.busy_ns += self.burst_ns + (data - floor if data > floor else 0.0)
         ch.bus_free_ns = end
         ch.last_write = req.is_write
         ch.last_rank = req.rank

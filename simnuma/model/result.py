@@ -5,9 +5,11 @@ parameters, the mode, the seed and the simnuma version.
 """
 from __future__ import annotations
 
+import re
+
 from .. import __version__
 
-__all__ = ["Result", "build_result"]
+__all__ = ["Result", "build_result", "bottleneck", "bottleneck_text", "SATURATED", "FULL"]
 
 
 class Result:
@@ -115,9 +117,6 @@ def build_result(system, mode: str, seed: int, size_bytes: int, baseline_ns, wal
             "full_fraction": f / samples if samples else 0.0,
         })
     queues.sort(key=lambda q: (-q["full_fraction"], -q["mean_occupancy"] / q["capacity"], q["name"]))
-    candidates = [(f"link {r['src']}->{r['dst']}", r["utilization"]) for r in link_rows]
-    candidates += [(f"memory N{r['node']}", r["utilization"]) for r in memory]
-    name, util = max(candidates, key=lambda c: c[1]) if candidates else ("none", 0.0)
     simulated_ns = real[0]
     data = {
         "version": __version__,
@@ -132,13 +131,69 @@ def build_result(system, mode: str, seed: int, size_bytes: int, baseline_ns, wal
         "links": link_rows,
         "memory": memory,
         "queues": queues,
-        "bottleneck": {"resource": name, "utilization": util},
+        "bottleneck": bottleneck(link_rows, memory, queues),
         "simulated_ns": simulated_ns,
         "extrapolated_ns": system.offset_ns,
         "transactions_simulated": system.coherence.completed,
         "parameters": system.topology.to_dict(),
     }
     return Result(data, wall_s)
+
+
+SATURATED = 0.95   # a link or memory this busy limits the run
+FULL = 0.5         # a buffer full this share of the time limits the run when nothing is saturated
+_POOL_OWNER = (
+    (re.compile(r"^N(\d+) mct"), "memory N{}", "memory"),
+    (re.compile(r"^link (\d+->\d+) "), "link {}", "link"),
+    (re.compile(r"^N(\d+) sri->xbar"), "sri N{}", "sri"),
+    (re.compile(r"^N(\d+) xbar->sri probe"), "probes N{}", "probes"),
+)
+
+
+def _owner(pool_name: str) -> tuple:
+    """``(resource, kind)`` a buffer pool belongs to: the block it feeds."""
+    for pattern, resource, kind in _POOL_OWNER:
+        m = pattern.match(pool_name)
+        if m:
+            return resource.format(m.group(1)), kind
+    return pool_name, "buffer"
+
+
+def bottleneck(links: list, memory: list, queues: list) -> dict:
+    """What limits the run.
+
+    A link or memory at least ``SATURATED`` busy; otherwise, a buffer full at
+    least ``FULL`` of the time (named by the block it feeds: a memory whose DRAM
+    queue is full limits its threads even while the DRAM itself is not busy);
+    otherwise nothing saturates, and the busiest link or memory is named with
+    ``limit: "none"`` (the threads are limited by latency).
+    """
+    servers = [(f"link {r['src']}->{r['dst']}", "link", r["utilization"]) for r in links]
+    servers += [(f"memory N{r['node']}", "memory", r["utilization"]) for r in memory]
+    name, kind, util = max(servers, key=lambda s: s[2]) if servers else ("none", "none", 0.0)
+    out = {"resource": name, "kind": kind, "utilization": util, "limit": "busy", "buffer": None,
+           "full_fraction": None}
+    if util >= SATURATED:
+        return out
+    full = max(queues, key=lambda q: q["full_fraction"]) if queues else None
+    if full is not None and full["full_fraction"] >= FULL:
+        resource, kind = _owner(full["name"])
+        busy = {s[0]: s[2] for s in servers}.get(resource)
+        return {"resource": resource, "kind": kind, "utilization": busy, "limit": "full buffer",
+                "buffer": full["name"], "full_fraction": full["full_fraction"]}
+    out["limit"] = "none"
+    return out
+
+
+def bottleneck_text(b: dict) -> str:
+    """``link 0->1 (100.0% busy)``; ``memory N0: N0 mct dram queue full 98% of the time (41.0% busy)``."""
+    if b["limit"] == "full buffer":
+        busy = f" ({100 * b['utilization']:.1f}% busy)" if b["utilization"] is not None else ""
+        return f"{b['resource']}: {b['buffer']} full {100 * b['full_fraction']:.0f}% of the time{busy}"
+    if b["limit"] == "none":
+        return (f"nothing saturates; the busiest is {b['resource']} at {100 * b['utilization']:.1f}%:"
+                " the threads are limited by latency")
+    return f"{b['resource']} ({100 * b['utilization']:.1f}% busy)"
 
 
 def _memory_row(mct, c: dict, elapsed: float) -> dict:

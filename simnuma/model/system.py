@@ -9,7 +9,9 @@ link, the routes as tuples of link directions — and attaches the observers.
 * ``steady`` (default) simulates, per phase (the set of foreground threads
   still running), a warm-up and then batches until the 95% confidence
   half-width of every running thread's throughput is within 1% of its mean,
-  and extrapolates the phase to the moment the next thread finishes.
+  and extrapolates the phase to the moment the next thread finishes.  Threads
+  that a symmetry of the board and workload interchanges share one pooled
+  throughput (:mod:`simnuma.model.symmetry`).
 """
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ from .pages import ArrayPages
 from .result import Result, build_result
 from .sri import SRI
 from .stats import BufferSampler, counter_snapshot
+from .symmetry import exchangeable_groups
 from .xbar import XBar
 
 __all__ = ["System", "simulate", "DEFAULT_SIZE_BYTES", "MODES"]
@@ -98,6 +101,7 @@ class System:
             pools += d.pools()
         self.pools = pools
         self.sampler = BufferSampler(env, pools, SAMPLE_INTERVAL_NS, random.Random(seed + 1))
+        self._groups = {}
 
     def _thread(self, spec: ThreadSpec, lines, foreground: bool, position: str) -> Thread:
         node = self.topology.node(spec.node)
@@ -119,6 +123,15 @@ class System:
                 t.stopped = True
             if not self.all_done.triggered:
                 self.all_done.succeed()
+
+    def exchangeable(self, active: tuple) -> list:
+        """Groups (tuples) of the running foreground threads that a symmetry of the run interchanges."""
+        groups = self._groups.get(active)
+        if groups is None:
+            specs = [t.spec for t in active]
+            groups = self._groups[active] = [tuple(active[i] for i in g) for g in
+                                             exchangeable_groups(self.topology, specs, self.workload.background)]
+        return groups
 
     def placement_period_txns(self, thread: Thread) -> int:
         """Transactions of ``thread`` over which its memory's page placement has been through its design.
@@ -253,23 +266,25 @@ def _run_phase(system: System, active: tuple, extra: _Extrapolated) -> bool:
     for t in active:   # a batch spans the period in which a DRAM's page placement repeats
         batch_ns = max(batch_ns, system.placement_period_txns(t) / rates[t])
 
+    groups = system.exchangeable(active)   # interchangeable threads share one (pooled) throughput
     start_snap = system.snapshot()
     start_done = {t: t.completed for t in active}
-    batch_rates = {t: [] for t in active}
+    batch_rates = {g: [] for g in groups}
     last = dict(start_done)
     for _ in range(STEADY_MAX_BATCHES):
         _advance(system, env.now + batch_ns)
         if system.all_done.triggered or system.active() != active:
             return False
+        for g in groups:
+            batch_rates[g].append(sum(t.completed - last[t] for t in g) / len(g) / batch_ns)
         for t in active:
-            batch_rates[t].append((t.completed - last[t]) / batch_ns)
             last[t] = t.completed
-        n = len(batch_rates[active[0]])
+        n = len(batch_rates[groups[0]])
         if n >= STEADY_MIN_BATCHES and all(
                 _half_width(r) <= STEADY_HALF_WIDTH * (sum(r) / n) for r in batch_rates.values()):
             break
     window_ns = env.now - t0
-    rates = {t: (t.completed - start_done[t]) / window_ns for t in active}
+    rates = {t: sum(u.completed - start_done[u] for u in g) / len(g) / window_ns for g in groups for t in g}
     left = {t: t.to_issue - t.completed for t in active}
     times = {t: left[t] / rates[t] for t in active if rates[t] > 0}
     if not times:
