@@ -121,7 +121,7 @@ class Thread:
         elif line >= n:
             line %= n
         # the write-back first: the new page of the fill is placed beside the page the write-backs are in now
-        victim = pages.address((line - self.victim_lines) % n, write_back, now) if is_write else None
+        victim = pages.address((line - self.victim_lines) % n, write_back, now, False) if is_write else None
         address = pages.address(line, fill, now)
         self.coherence.start(self, self.node, self.home, is_write, address, victim)
 
