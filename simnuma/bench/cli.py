@@ -16,7 +16,7 @@ from ..fileio import write_atomic, write_json
 from ..units import parse_bandwidth_GBps
 from .build import build_binary, manual_build_command, planned_build
 from .host import discover_host
-from .run import run_bench, summary_lines
+from .run import PAGES, run_bench, summary_lines
 from .skeleton import host_topology_yaml
 from .suite import run_suite
 
@@ -41,6 +41,7 @@ def register(sub) -> None:
     _size_and_reps(run)
     run.add_argument("--allow-misplaced", action="store_true",
                      help="run even if under 99%% of an array's pages are on the intended node")
+    _pages(run)
     run.add_argument("-o", "--output", metavar="FILE.json", help="write the JSON here (default: stdout)")
     run.set_defaults(func=cmd_run)
 
@@ -72,6 +73,12 @@ def _size_and_reps(parser, reps_help: str = "timed repetitions (default 5)", def
     parser.add_argument("--reps", default=default_reps, metavar="N", help=reps_help)
 
 
+def _pages(parser) -> None:
+    parser.add_argument("--pages", default="auto", metavar="|".join(PAGES),
+                        help="pages of the arrays: auto (default) puts the latency chase on transparent huge pages"
+                             " and the streaming ops on base pages; huge or base puts every array on them")
+
+
 def cmd_build(args) -> int:
     if args.print_cmd:
         print(shlex.join(planned_build().command))
@@ -90,7 +97,7 @@ def _print_warnings(report: dict) -> None:
 
 def cmd_run(args) -> int:
     report = run_bench(args.specs, args.bg, size_bytes=args.size, reps=args.reps,
-                       allow_misplaced=args.allow_misplaced)
+                       allow_misplaced=args.allow_misplaced, pages=args.pages)
     if args.output:
         write_json(args.output, report)
         print("\n".join(summary_lines(report)))

@@ -114,7 +114,7 @@ def test_small_suite_writes_every_case_and_the_index(stride, tmp_path):
     assert len(index["skipped"]) == len(skipped)
     for entry in index["cases"]:
         report = json.loads((tmp_path / entry["file"]).read_text())
-        assert report["format"] == "simnuma-bench/1" and report["size_bytes"] == 4 << 20
+        assert report["format"] == "simnuma-bench/2" and report["size_bytes"] == 4 << 20
         assert entry["foreground_total_GBps"] > 0
     if host.cpu_count >= 2:
         claims = [o["claim"] for o in index["observations"]]
