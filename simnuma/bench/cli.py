@@ -14,7 +14,9 @@ import sys
 from ..errors import BenchError, SimnumaError
 from ..fileio import write_atomic, write_json
 from ..units import parse_bandwidth_GBps
+from ..workload import parse_spec
 from .build import build_binary, manual_build_command, planned_build
+from .estimate import format_duration
 from .host import discover_host
 from .run import PAGES, run_bench, summary_lines
 from .skeleton import host_topology_yaml
@@ -64,6 +66,7 @@ def register(sub) -> None:
                        help="passes over all cases, alternately forwards and backwards; each case's report merges"
                             " its N x reps repetitions, so that all cases sample the same stretch of a drifting"
                             " machine (default 5)")
+    _pages(suite)
     suite.set_defaults(func=cmd_suite)
 
 
@@ -125,12 +128,18 @@ def cmd_host(args) -> int:
 
 
 def cmd_suite(args) -> int:
-    index = run_suite(args.output, size_bytes=args.size, reps=args.reps, rounds=args.rounds)
+    index = run_suite(args.output, size_bytes=args.size, reps=args.reps, rounds=args.rounds, pages=args.pages,
+                      announce=lambda line: print(line, flush=True))
+    estimate = index["estimate"]
     print(f"{len(index['cases'])} cases in {index['elapsed_seconds']:.1f} s"
-          f" ({len(index['skipped'])} skipped); index {args.output}/suite.json")
+          f" ({len(index['skipped'])} skipped; measuring took {format_duration(estimate['measured_seconds'])},"
+          f" estimated {format_duration(estimate['seconds'])}); index {args.output}/suite.json")
     for case in index["cases"]:
         total = case.get("foreground_total_GBps")
-        print(f"  {case['name']:<48} {total:8.3f} GB/s total  {case['wall_seconds']['min']:.4f} s")
+        chase = [t["ns_per_access_median"] for spec, t in case["threads"].items()
+                 if t["role"] == "foreground" and parse_spec(spec).op == "l"]
+        figure = f"{chase[0]:8.1f} ns chase " if len(chase) == 1 else f"{total:8.3f} GB/s total"
+        print(f"  {case['name']:<48} {figure}  {case['wall_seconds']['min']:.4f} s")
     for observation in index["observations"]:
         verdict = "holds" if observation["holds"] else "does not hold"
         print(f"{observation['claim']}: {verdict} ({observation['one_thread_GBps']:.3f} GB/s alone,"

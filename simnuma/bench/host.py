@@ -10,6 +10,8 @@ Everything comes from files, so a fixture tree can stand in for ``/sys``:
 - distances: ``nodeN/distance`` (the firmware's SLIT, 10 = local);
 - caches: ``ROOT/devices/system/cpu/cpuX/cache/index*/{level,type,size}`` of the
   first CPU; the last-level cache sets the default array size;
+- hardware threads sharing a core: ``ROOT/devices/system/cpu/cpuX/topology/
+  thread_siblings_list``, where readable;
 - transparent huge pages (the mode and the huge page size) and the cpufreq
   governor, where readable.
 
@@ -84,6 +86,7 @@ class Host:
     numa_visible: bool
     hypervisor: bool = False
     huge_page_bytes: int | None = None  # transparent huge page size (hpage_pmd_size), None when unknown
+    thread_siblings: tuple = ()         # groups of CPUs that are hardware threads of one core (where sysfs says)
 
     @property
     def node_ids(self) -> tuple:
@@ -98,6 +101,13 @@ class Host:
             if n.id == node_id:
                 return n
         return None
+
+    def siblings(self, cpu: int) -> tuple:
+        """The other hardware threads of ``cpu``'s core (empty when none, or unknown)."""
+        for group in self.thread_siblings:
+            if cpu in group:
+                return tuple(c for c in group if c != cpu)
+        return ()
 
     def distance(self, a: int, b: int) -> int | None:
         if self.distances is None:
@@ -119,6 +129,7 @@ class Host:
             "llc_bytes": self.llc_bytes,
             "transparent_hugepage": self.transparent_hugepage,
             "huge_page_bytes": self.huge_page_bytes,
+            "thread_siblings": [list(g) for g in self.thread_siblings],
             "cpufreq_governor": self.cpufreq_governor,
         }
 
@@ -276,6 +287,20 @@ def _huge_page_bytes(root: Path) -> int | None:
     return int(text) if text and text.isdigit() and int(text) > 0 else None
 
 
+def _thread_siblings(root: Path, nodes) -> tuple:
+    """Groups of two or more CPUs that share a core, from each CPU's ``topology/thread_siblings_list``."""
+    groups = set()
+    for cpu in (c for n in nodes for c in n.cpus):
+        text = _read(root / f"devices/system/cpu/cpu{cpu}/topology/thread_siblings_list")
+        try:
+            group = parse_cpulist(text) if text else ()
+        except ValueError:
+            continue
+        if len(group) > 1:
+            groups.add(tuple(sorted(group)))
+    return tuple(sorted(groups))
+
+
 def discover_host(sysfs_root="/sys") -> Host:
     """Read the machine's nodes, CPUs, memory, distances and caches from ``sysfs_root``."""
     root = Path(sysfs_root)
@@ -308,6 +333,7 @@ def discover_host(sysfs_root="/sys") -> Host:
         numa_visible=bool(ids),
         hypervisor=bool(re.search(r"^flags\s*:.*\bhypervisor\b", cpuinfo, re.MULTILINE)),
         huge_page_bytes=_huge_page_bytes(root),
+        thread_siblings=_thread_siblings(root, nodes),
     )
 
 

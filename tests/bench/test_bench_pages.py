@@ -42,6 +42,9 @@ def test_bad_pages_value_is_one_line(stride, value):
 def test_bad_pages_value_from_the_command_line(tmp_path, capsys):
     code, out, err = call_cli(capsys, "bench", "run", "0.0.l.0", "--pages", "giant", "-o", tmp_path / "x.json")
     assert_one_line_refusal(code, err, "--pages 'giant': expected auto, huge or base")
+    code, out, err = call_cli(capsys, "bench", "suite", "--pages", "4k", "-o", tmp_path / "suite")
+    assert_one_line_refusal(code, err, "--pages '4k': expected auto, huge or base")
+    assert not (tmp_path / "suite").exists()
 
 
 @pytest.fixture(scope="module")
