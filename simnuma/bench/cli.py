@@ -2,7 +2,8 @@
 
 - ``bench build [--print-cmd]``: compile the benchmark into the cache (or show how to build it by hand);
 - ``bench run SPEC... [--bg SPEC...] [--size] [--reps] [-o FILE.json]``: run one case;
-- ``bench host [-o FILE.yaml]``: a board description of this machine for ``simnuma topo``;
+- ``bench host [-o FILE.yaml] [--suite DIR]``: a board description of this machine for ``simnuma topo``,
+  with the memory's bandwidth-latency curves when given a suite;
 - ``bench suite [-o DIR]``: the standard cases for this host, one JSON each plus ``suite.json``.
 """
 from __future__ import annotations
@@ -16,8 +17,9 @@ from ..fileio import write_atomic, write_json
 from ..units import parse_bandwidth_GBps
 from ..workload import parse_spec
 from .build import build_binary, manual_build_command, planned_build
+from .curves import curves_from_reports, read_suite
 from .estimate import format_duration
-from .host import discover_host
+from .host import Host, discover_host
 from .run import PAGES, run_bench, summary_lines
 from .skeleton import host_topology_yaml
 from .suite import run_suite
@@ -56,6 +58,9 @@ def register(sub) -> None:
                            " (channels x transfer rate x 8 B); single-thread cases cannot determine it")
     host.add_argument("--memory-source", metavar="TEXT",
                       help="where --memory-bandwidth comes from, kept in the file's comment")
+    host.add_argument("--suite", metavar="DIR",
+                      help="a suite of this machine (simnuma bench suite -o DIR): describe the memory by the"
+                           " bandwidth-latency curves of its loaded-latency cases (memory.model: curve)")
     host.set_defaults(func=cmd_host)
 
     suite = bsub.add_parser("suite", help="run the standard cases for this host")
@@ -117,14 +122,37 @@ def cmd_host(args) -> int:
         bandwidth = _memory_bandwidth(args.memory_bandwidth)
     elif args.memory_source is not None:
         raise BenchError("--memory-source says where --memory-bandwidth comes from; give --memory-bandwidth too")
-    text = host_topology_yaml(discover_host(args.sysfs), name=args.name, memory_bandwidth_GBps=bandwidth,
-                              memory_source=args.memory_source)
+    host = discover_host(args.sysfs)
+    curves, source = (_suite_curves(args.suite, host) if args.suite else ([], ""))
+    if curves and bandwidth is not None:
+        raise BenchError("--memory-bandwidth: the memory follows the suite's curves, whose last points are the most"
+                         " each mix reaches; drop --memory-bandwidth (or --suite)")
+    text = host_topology_yaml(host, name=args.name, memory_bandwidth_GBps=bandwidth,
+                              memory_source=args.memory_source, curves=curves, curves_source=source)
     if args.output:
         write_atomic(args.output, text)
         print(f"wrote {args.output}")
     else:
         sys.stdout.write(text)
     return 0
+
+
+def _suite_curves(folder, host: Host) -> tuple:
+    """``(curves, source text)`` of a suite of ``host``; BenchError when it is another machine's."""
+    index, reports = read_suite(folder)
+    measured = index.get("host") if isinstance(index.get("host"), dict) else {}
+    theirs = [(n.get("id"), len(n.get("cpus") or [])) for n in measured.get("nodes") or [] if isinstance(n, dict)]
+    ours = [(n.id, len(n.cpus)) for n in host.nodes]
+    if theirs != ours or measured.get("cpu_model") != host.cpu_model:
+        raise BenchError(f"--suite {folder}: measured on {measured.get('cpu_model')!r} with nodes and CPUs {theirs},"
+                         f" but this host is {host.cpu_model!r} with {ours}: the suite of another machine")
+    curves = curves_from_reports(reports)
+    if not curves:
+        print(f"note: --suite {folder} has no loaded-latency cases (a latency chase beside streams, and the chase"
+              " alone): the memory keeps its placeholders", file=sys.stderr)
+        return [], ""
+    date = index.get("date") or next((r.get("date") for _, r in reports if r.get("date")), "an unknown date")
+    return curves, f"measured by simnuma bench suite on {host.cpu_model}, {str(date)[:10]} ({folder})"
 
 
 def cmd_suite(args) -> int:
@@ -140,6 +168,9 @@ def cmd_suite(args) -> int:
                  if t["role"] == "foreground" and parse_spec(spec).op == "l"]
         figure = f"{chase[0]:8.1f} ns chase " if len(chase) == 1 else f"{total:8.3f} GB/s total"
         print(f"  {case['name']:<48} {figure}  {case['wall_seconds']['min']:.4f} s")
+    for curve in curves_from_reports(read_suite(args.output)[1]):
+        points = ", ".join(f"{gbps:.1f} GB/s {ns:.0f} ns" for gbps, ns in curve.pairs)
+        print(f"curve {curve.mix} (read fraction {curve.read_fraction}): {points}")
     for observation in index["observations"]:
         verdict = "holds" if observation["holds"] else "does not hold"
         print(f"{observation['claim']}: {verdict} ({observation['one_thread_GBps']:.3f} GB/s alone,"
