@@ -136,7 +136,7 @@ def test_small_suite_writes_every_case_and_the_index(stride, tmp_path):
 
 @pytest.mark.slow
 def test_default_suite_within_six_minutes_and_its_estimate(stride, tmp_path):
-    """The full suite at the default size on this host: at most 6 minutes (3.7 on the two-CPU development
+    """The full suite at the default size on this host: at most 6 minutes (4.8 on the two-CPU development
     machine), measured within 30% of the estimate it printed first; the write-scaling verdict explained."""
     started = time.monotonic()
     done = run_cli("bench", "suite", "-o", tmp_path, timeout=900)
