@@ -28,7 +28,7 @@ finish), and records the estimate beside the time it really took.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..errors import BenchError
 from ..workload import parse_spec
@@ -67,15 +67,22 @@ class Probe:
     size_bytes: int
     costs: dict            # op -> OpCost
     seconds: float = 0.0   # how long the probe took
+    failures: dict = field(default_factory=dict)   # op -> why its probe failed
 
     @property
     def stream_GBps(self) -> dict:
         """Single-thread bandwidth of each streaming op, for pacing background streams."""
         return {op: c.GBps for op, c in self.costs.items() if op != "l"}
 
+    def cost(self, op: str) -> OpCost:
+        """The cost of ``op``; for an op whose probe failed, the slowest op's (its cases may fail too)."""
+        if op in self.costs:
+            return self.costs[op]
+        return max(self.costs.values(), key=lambda c: c.setup_seconds + c.pass_seconds)
+
     def to_dict(self) -> dict:
         return {"size_bytes": self.size_bytes, "seconds": self.seconds, "reps": PROBE_REPS,
-                "ops": {op: c.to_dict() for op, c in self.costs.items()}}
+                "ops": {op: c.to_dict() for op, c in self.costs.items()}, "failures": dict(self.failures)}
 
 
 def _cost(op: str, report: dict, wall_seconds: float) -> OpCost:
@@ -91,7 +98,7 @@ def probe_host(host: Host, home: int, size_bytes=None, pages: str = "auto", run=
         from .build import binary_path
         from .run import run_bench as run
         binary_path()  # a first use compiles the benchmark: not a cost of the cases
-    costs = {}
+    costs, failures, size = {}, {}, None
     started = time.monotonic()
     for op in PROBE_OPS:
         spec = f"{home}.0.{op}.{home}"
@@ -99,15 +106,18 @@ def probe_host(host: Host, home: int, size_bytes=None, pages: str = "auto", run=
         try:
             report = run([spec], (), size_bytes=size_bytes, reps=PROBE_REPS, host=host, pages=pages)
         except BenchError as exc:
-            raise BenchError(f"the probe {spec} that plans the suite failed: {exc}") from None
+            failures[op] = f"{spec}: {exc}"
+            continue
         costs[op] = _cost(op, report, time.monotonic() - before)
         size = report["size_bytes"]
-    return Probe(size_bytes=size, costs=costs, seconds=time.monotonic() - started)
+    if not costs:
+        raise BenchError(f"the probe that plans the suite failed: {failures[PROBE_OPS[0]]}")
+    return Probe(size_bytes=size, costs=costs, seconds=time.monotonic() - started, failures=failures)
 
 
 def _pass_seconds(spec, probe: Probe) -> float:
     """One pass of one foreground thread alone (a paced one takes at least its bytes over its rate)."""
-    alone = probe.costs[spec.op].pass_seconds
+    alone = probe.cost(spec.op).pass_seconds
     if spec.rate_GBps is not None:
         return max(alone, probe.size_bytes * array_count(spec.op) / spec.rate_GBps / 1e9)
     return alone
@@ -117,7 +127,7 @@ def case_seconds(case, probe: Probe, reps: int) -> float:
     """Estimated seconds of one run of ``case`` (a suite Case) with ``reps`` repetitions."""
     foreground = [parse_spec(s) for s in case.threads]
     background = [parse_spec(s) for s in case.background]
-    setups = sorted((probe.costs[s.op].setup_seconds for s in foreground + background), reverse=True)
+    setups = sorted((probe.cost(s.op).setup_seconds for s in foreground + background), reverse=True)
     setup = setups[0] + SETUP_SHARING * sum(setups[1:])
     passes = []
     for spec in foreground:
@@ -145,7 +155,8 @@ def estimate_text(per_case: dict, rounds: int, reps: int, probe: Probe) -> str:
             f" (from a {probe.seconds:.1f} s probe of one idle thread per op: each case = the setup of its slowest"
             f" thread, +{SETUP_SHARING:g} x each other's, + {reps} passes of its slowest foreground thread,"
             f" x{LOADED_CHASE_SLOWDOWN:g} for a chase beside streams, +{STREAM_SHARING:g} pass per further stream"
-            f" on its node)")
+            f" on its node)" + "".join(f"; the probe of {op} failed ({why}): its cases are estimated as the"
+                                       " slowest op's" for op, why in probe.failures.items()))
 
 
 def format_duration(seconds: float) -> str:

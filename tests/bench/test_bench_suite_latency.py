@@ -187,10 +187,24 @@ def test_probe_times_one_idle_thread_per_op():
     assert measured.stream_GBps == {"r": 12.0, "w": 9.0, "t": 15.0} and measured.size_bytes == 64 << 20
     assert all(c.pass_seconds == 0.01 and c.setup_seconds >= 0 for c in measured.costs.values())
 
+    def no_triad(specs, *args, **kwargs):
+        if parse_spec(specs[0]).op == "t":
+            raise BenchError("arrays on node 0 need 1 TiB")
+        return run(specs, *args, **kwargs)
+
+    partial = probe_host(node_host(2), 0, run=no_triad)
+    assert set(partial.costs) == {"r", "w", "l"} and "t" not in partial.stream_GBps
+    assert partial.failures == {"t": "0.0.t.0: arrays on node 0 need 1 TiB"}
+    assert case_seconds(Case("single", ("0.0.t.0",)), partial, 1) > 0
+    assert ("; the probe of t failed (0.0.t.0: arrays on node 0 need 1 TiB): its cases are estimated as the"
+            " slowest op's") in estimate_text({"a": 1.0}, 1, 1, partial)
+    plan = suite_plan(node_host(2), partial.stream_GBps)
+    assert any(s["reason"] == "no single-thread t bandwidth measured to pace the streams against" for s in plan.skipped)
+
     def fail(*args, **kwargs):
         raise BenchError("arrays on node 0 need 1 TiB")
 
-    with pytest.raises(BenchError, match="the probe 0.0.r.0 that plans the suite failed: arrays on node 0"):
+    with pytest.raises(BenchError, match="the probe that plans the suite failed: 0.0.r.0: arrays on node 0"):
         probe_host(node_host(2), 0, run=fail)
 
 
