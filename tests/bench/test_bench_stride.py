@@ -140,14 +140,20 @@ def test_read_and_write_bandwidth_stay_below_memset_and_memcpy(stride, compiler,
     The ceiling is the larger of memset's and memcpy's traffic (bytes read plus
     written per second), measured before and after by the same single thread;
     10% allows for other work on a shared machine, while a dropped load or store
-    or a miscounted byte total overshoots it by far.
+    or a miscounted byte total overshoots it by far.  On a machine whose reads
+    come within 10% of memset (an AMD EPYC guest: 33 against 32-36 GB/s), a
+    memset slowed by a test running beside it can fall under a quiet read, so a
+    miss is measured once more: a real miscount overshoots both times.
     """
     size = default_size_bytes(discover_host())
-    before = _copy_bandwidth(compiler, tmp_path, size)
-    read = stride_json(stride, "--size", size, "--reps", "3", "0.0.r.0")["threads"][0]["GBps"]["best"]
-    write = stride_json(stride, "--size", size, "--reps", "3", "0.0.w.0")["threads"][0]["GBps"]["best"]
-    after = _copy_bandwidth(compiler, tmp_path, size)
-    ceiling = max(max(m["memset_GBps"], 2 * m["memcpy_GBps"]) for m in (before, after))
+    for attempt in range(2):
+        before = _copy_bandwidth(compiler, tmp_path, size)
+        read = stride_json(stride, "--size", size, "--reps", "3", "0.0.r.0")["threads"][0]["GBps"]["best"]
+        write = stride_json(stride, "--size", size, "--reps", "3", "0.0.w.0")["threads"][0]["GBps"]["best"]
+        after = _copy_bandwidth(compiler, tmp_path, size)
+        ceiling = max(max(m["memset_GBps"], 2 * m["memcpy_GBps"]) for m in (before, after))
+        if 0 < read <= 1.10 * ceiling and 0 < write <= 1.10 * ceiling:
+            return
     assert 0 < read <= 1.10 * ceiling, (read, before, after)
     assert 0 < write <= 1.10 * ceiling, (write, before, after)
 
