@@ -151,6 +151,10 @@ def _suite_curves(folder, host: Host) -> tuple:
         print(f"note: --suite {folder} has no loaded-latency cases (a latency chase beside streams, and the chase"
               " alone): the memory keeps its placeholders", file=sys.stderr)
         return [], ""
+    shared = [case for curve in curves for case in curve.untrusted]
+    if shared:
+        print(f"warning: {len(shared)} point(s) of the curves were measured only while the chase shared its CPU with"
+              f" other work (first: {shared[0]!r}): rerun the suite on a quiet machine", file=sys.stderr)
     date = index.get("date") or next((r.get("date") for _, r in reports if r.get("date")), "an unknown date")
     return curves, f"measured by simnuma bench suite on {host.cpu_model}, {str(date)[:10]} ({folder})"
 
@@ -168,9 +172,13 @@ def cmd_suite(args) -> int:
                  if t["role"] == "foreground" and parse_spec(spec).op == "l"]
         figure = f"{chase[0]:8.1f} ns chase " if len(chase) == 1 else f"{total:8.3f} GB/s total"
         print(f"  {case['name']:<48} {figure}  {case['wall_seconds']['min']:.4f} s")
-    for curve in curves_from_reports(read_suite(args.output)[1]):
-        points = ", ".join(f"{gbps:.1f} GB/s {ns:.0f} ns" for gbps, ns in curve.pairs)
+    curves = curves_from_reports(read_suite(args.output)[1])
+    for curve in curves:
+        points = ", ".join(f"{p.bandwidth_GBps:.1f} GB/s {p.latency_ns:.0f} ns{'' if p.trusted else ' *'}"
+                           for p in curve.points)
         print(f"curve {curve.mix} (read fraction {curve.read_fraction}): {points}")
+    if any(curve.untrusted for curve in curves):
+        print("  * the chase shared its CPU with other work in every repetition of this point")
     for observation in index["observations"]:
         verdict = "holds" if observation["holds"] else "does not hold"
         print(f"{observation['claim']}: {verdict} ({observation['one_thread_GBps']:.3f} GB/s alone,"

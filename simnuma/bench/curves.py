@@ -17,9 +17,12 @@ GB/s (:data:`MEMORY_BYTES_PER_REPORTED_BYTE`):
   serves b, c, the fill of a and the write-back of a);
 - ``l``: 64 B per access, 64 / ns_per_access.
 
-Every figure is a median over the case's repetitions (a chase's median time
-per load, a background stream's median rate), so that the points of a curve
-are comparable with one another and with the idle chase.  A curve's
+Every figure is a median over the case's repetitions in which the chase had
+its CPU to itself (``cpu_share`` at least :data:`CPU_SHARE_TRUSTED`; all of them
+when none did): a chase descheduled by other work would time the scheduler.
+Each thread's rate is taken in those same repetitions (a background stream
+runs exactly as long as the chase in each), and medians keep the points of a
+curve comparable with one another and with the idle chase.  A curve's
 ``read_fraction`` is the share of reads in the traffic of all its points
 (:data:`READ_SHARE`: r 1, w 1/2, t 3/4, l 1), rounded to two decimals.
 """
@@ -28,17 +31,19 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from statistics import median
 
 from ..errors import BenchError, SpecError
 from ..workload import parse_spec
 from .run import FORMATS
 
 __all__ = ["CurvePoint", "Curve", "curves_from_suite", "curves_from_reports", "read_suite", "memory_traffic",
-           "MEMORY_BYTES_PER_REPORTED_BYTE", "READ_SHARE", "LINE_BYTES"]
+           "MEMORY_BYTES_PER_REPORTED_BYTE", "READ_SHARE", "LINE_BYTES", "CPU_SHARE_TRUSTED"]
 
 LINE_BYTES = 64
 MEMORY_BYTES_PER_REPORTED_BYTE = {"r": 1.0, "w": 2.0, "t": 4.0 / 3.0}
 READ_SHARE = {"r": 1.0, "w": 0.5, "t": 0.75, "l": 1.0}
+CPU_SHARE_TRUSTED = 0.9    # a chase with less of its CPU than this in a repetition shared it with other work
 SUITE_INDEX = "suite.json"
 
 
@@ -50,10 +55,14 @@ class CurvePoint:
     latency_ns: float
     case: str
     read_GBps: float       # the part of bandwidth_GBps that is reads
+    repetitions: int = 0   # repetitions the figures are medians of (0: the report's own medians)
+    of: int = 0            # repetitions the case has
+    trusted: bool = True   # False when the chase shared its CPU in every repetition
 
     def to_dict(self) -> dict:
         return {"bandwidth_GBps": self.bandwidth_GBps, "latency_ns": self.latency_ns, "case": self.case,
-                "read_GBps": self.read_GBps}
+                "read_GBps": self.read_GBps, "repetitions": self.repetitions, "of": self.of,
+                "trusted": self.trusted}
 
 
 @dataclass(frozen=True)
@@ -68,6 +77,11 @@ class Curve:
     dropped: tuple = ()    # cases whose bandwidth was not above the idle chase's (no place on the curve)
 
     @property
+    def untrusted(self) -> list:
+        """Cases of the points measured only while the chase shared its CPU with other work."""
+        return [p.case for p in self.points if not p.trusted]
+
+    @property
     def pairs(self) -> list:
         """``[(GB/s, ns), ...]`` in curve order."""
         return [(p.bandwidth_GBps, p.latency_ns) for p in self.points]
@@ -77,18 +91,41 @@ class Curve:
                 "points": [p.to_dict() for p in self.points], "dropped": list(self.dropped)}
 
 
-def memory_traffic(report: dict, node: int) -> tuple:
-    """``(GB/s, read GB/s)`` the memory of ``node`` serves to the report's threads whose arrays are on it."""
+def _trusted_repetitions(report: dict) -> tuple:
+    """``(indices, trusted)``: the repetitions in which the chase had its CPU, or all of them (``trusted``
+    False) when it never did; ``(None, True)`` for a report without per-repetition figures."""
+    threads = report["threads"]
+    chase = next(t for t in threads if t["role"] == "foreground")
+    shares = (chase.get("cpu_share") or {}).get("all")
+    count = len(shares) if isinstance(shares, list) else 0
+    if not count or any(len((t.get("GBps") or {}).get("all") or ()) != count for t in threads):
+        return None, True
+    trusted = [i for i, share in enumerate(shares) if share >= CPU_SHARE_TRUSTED]
+    return (trusted, True) if trusted else (list(range(count)), False)
+
+
+def _rate(thread: dict, repetitions) -> float:
+    """The thread's GB/s: the median over ``repetitions`` (its report's median when None)."""
+    if repetitions is None:
+        return thread["GBps"]["median"]
+    return median(thread["GBps"]["all"][i] for i in repetitions)
+
+
+def memory_traffic(report: dict, node: int, repetitions=None) -> tuple:
+    """``(GB/s, read GB/s)`` the memory of ``node`` serves to the report's threads whose arrays are on it.
+
+    Each thread's rate is its median over ``repetitions`` (indices), or its report's median.
+    """
     total = reads = 0.0
     for thread in report["threads"]:
         spec = parse_spec(thread["spec"])
         if spec.mem_node != node:
             continue
-        if spec.op == "l":
+        if spec.op == "l" and repetitions is None:
             ns = thread["ns_per_access"]["median"]
             served = LINE_BYTES / ns if ns else 0.0
         else:
-            served = thread["GBps"]["median"] * MEMORY_BYTES_PER_REPORTED_BYTE[spec.op]
+            served = _rate(thread, repetitions) * MEMORY_BYTES_PER_REPORTED_BYTE.get(spec.op, 1.0)
         total += served
         reads += served * READ_SHARE[spec.op]
     return total, reads
@@ -115,8 +152,14 @@ def _chase_and_mix(report: dict):
 
 def _point(report: dict, case: str, node: int) -> CurvePoint:
     chase = next(t for t in report["threads"] if t["role"] == "foreground")
-    total, reads = memory_traffic(report, node)
-    return CurvePoint(bandwidth_GBps=total, latency_ns=chase["ns_per_access"]["median"], case=case, read_GBps=reads)
+    repetitions, trusted = _trusted_repetitions(report)
+    total, reads = memory_traffic(report, node, repetitions)
+    if repetitions is None:
+        return CurvePoint(bandwidth_GBps=total, latency_ns=chase["ns_per_access"]["median"], case=case,
+                          read_GBps=reads)
+    latency = median(LINE_BYTES / chase["GBps"]["all"][i] for i in repetitions)
+    return CurvePoint(bandwidth_GBps=total, latency_ns=latency, case=case, read_GBps=reads,
+                      repetitions=len(repetitions), of=len(chase["GBps"]["all"]), trusted=trusted)
 
 
 def curves_from_reports(reports) -> list:

@@ -197,8 +197,10 @@ def curve_memory_lines(cores: int, curves: list, source: str) -> list:
         bandwidths = [p.bandwidth_GBps for p in curve.points]
         decimals = _decimals_apart(bandwidths)
         points = ", ".join(f"[{p.bandwidth_GBps:.{decimals}f} GB/s, {p.latency_ns:.0f} ns]" for p in curve.points)
+        shared = len(curve.untrusted)
+        caveat = f"; {shared} of them measured while the chase shared its CPU with other work" if shared else ""
         lines.append(f"      - read_fraction: {curve.read_fraction!r:<10}# {_MIX_TEXT.get(curve.mix, curve.mix)}"
-                     f" beside the chase {curve.chase}, {len(curve.points) - 1} loaded point(s)")
+                     f" beside the chase {curve.chase}, {len(curve.points) - 1} loaded point(s){caveat}")
         lines.append(f"        points: [{points}]")
     return lines
 

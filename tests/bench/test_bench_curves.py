@@ -116,6 +116,47 @@ def test_a_point_below_the_idle_chase_has_no_place_on_the_curve(tmp_path):
     assert r.dropped == ("0.0.l.0 bg 0.1.r.0@0.01GB/s",) and len(r.points) == 4
 
 
+def per_rep(spec: str, role: str, rates: list, shares: list) -> dict:
+    """A thread with per-repetition rates and CPU shares, and report medians taken over all of them."""
+    ordered = sorted(rates)
+    middle = ordered[len(ordered) // 2]
+    return {"spec": spec, "role": role, "GBps": {"best": max(rates), "median": middle, "all": rates},
+            "ns_per_access": {"best": 64 / max(rates), "median": 64 / middle},
+            "cpu_share": {"min": min(shares), "median": sorted(shares)[len(shares) // 2], "all": shares}}
+
+
+def test_repetitions_in_which_the_chase_lost_its_cpu_are_left_out(tmp_path):
+    """Other work descheduled the chase in repetitions 2 and 4: its latency there times the scheduler."""
+    cases = {
+        "0.0.l.0": [per_rep("0.0.l.0", "foreground", [0.4, 0.4, 0.4], [1.0, 1.0, 0.99])],
+        "0.0.l.0 bg 0.1.r.0": [per_rep("0.0.l.0", "foreground", [64 / 170, 64 / 340, 64 / 172, 64 / 330, 64 / 174],
+                                       [0.99, 0.5, 0.98, 0.52, 1.0]),
+                               per_rep("0.1.r.0", "background", [20.0, 12.0, 22.0, 11.0, 21.0], [1.0] * 5)],
+        "0.0.l.0 bg 0.1.w.0": [per_rep("0.0.l.0", "foreground", [64 / 300, 64 / 320, 64 / 310], [0.6, 0.5, 0.55]),
+                               per_rep("0.1.w.0", "background", [9.0, 9.0, 9.0], [0.7, 0.7, 0.7])],
+    }
+    curves = by_mix(curves_from_suite(write_suite(tmp_path / "s", cases)))
+    loaded = curves["r"].points[1]
+    assert (loaded.repetitions, loaded.of, loaded.trusted) == (3, 5, True)
+    assert loaded.latency_ns == pytest.approx(172.0)
+    assert loaded.bandwidth_GBps == pytest.approx(21.0 + 64 / 172)
+    assert curves["r"].untrusted == []
+    shared = curves["w"].points[1]    # the chase never had its CPU: every repetition, and flagged
+    assert (shared.repetitions, shared.trusted) == (3, False) and shared.latency_ns == pytest.approx(310.0)
+    assert curves["w"].untrusted == ["0.0.l.0 bg 0.1.w.0"]
+
+
+def test_untrusted_points_are_flagged_in_the_board(tmp_path, capsys):
+    cases = {"0.0.l.0": [per_rep("0.0.l.0", "foreground", [0.4, 0.4], [1.0, 1.0])],
+             "0.0.l.0 bg 0.1.w.0": [per_rep("0.0.l.0", "foreground", [64 / 300, 64 / 320], [0.6, 0.5]),
+                                    per_rep("0.1.w.0", "background", [9.0, 9.0], [0.7, 0.7])]}
+    target = tmp_path / "host.yaml"
+    code, _, err = call_cli(capsys, "bench", "host", "--sysfs", TWO_NODE, "--suite", write_suite(tmp_path / "s", cases),
+                            "-o", target)
+    assert code == 0 and "1 point(s) of the curves were measured only while the chase shared its CPU" in err
+    assert "1 loaded point(s); 1 of them measured while the chase shared its CPU with other work" in target.read_text()
+
+
 def test_no_loaded_latency_no_curves(tmp_path):
     assert curves_from_suite(V1_SUITE) == []   # a version 1 suite: the idle chase but nothing beside it
     only_loaded = {k: v for k, v in LATENCY_CASES.items() if k != "0.0.l.0"}
