@@ -211,17 +211,21 @@ def test_bench_host_suite_writes_the_curves(suite, tmp_path, capsys):
     assert "model: curve" in text and "memory.efficiency" not in text
 
 
-def test_curve_board_loads_once_the_schema_has_curves(suite):
-    """The board language learns `memory.model: curve` on main; until then the YAML's structure is checked above."""
+def test_curve_board_loads_once_the_schema_has_curves(suite, tmp_path, capsys):
+    """The board language learns `memory.model: curve` on main; until then the YAML's structure is checked above.
+
+    Once it does, the board `bench host --suite` writes must load as it is, curves and all.
+    """
     from simnuma import schema
 
     if "curves" not in schema.NODE_SCHEMA["memory"]:
         pytest.skip("the board schema has no memory curves yet")
-    from simnuma.topology import parse_topology
+    from simnuma.topology import load_topology
 
-    text = host_topology_yaml(discover_host(TWO_NODE), name="curves", curves=curves_from_suite(suite),
-                              curves_source="measured by simnuma bench suite on a test host, 2026-03-04")
-    topo = parse_topology(text, "curves.yaml")
+    target = tmp_path / "host.yaml"
+    code, _, err = call_cli(capsys, "bench", "host", "--sysfs", TWO_NODE, "--suite", suite, "-o", target)
+    assert code == 0, err
+    topo = load_topology(target)
     assert len(topo.nodes) == 2
 
 
