@@ -22,7 +22,8 @@ __all__ = ["NODE_SCHEMA", "LINK_SCHEMA", "NODE_OPTIONAL", "LINK_OPTIONAL", "LINK
 NODE_SCHEMA = {
     "cores": "int",
     "ports": "int",
-    "core": {"window": {"r": "int", "w": "int", "t": "int"}, "hold": {"r": "time", "w": "time", "t": "time"}},
+    "core": {"window": {"r": "int", "w": "int", "t": "int"}, "hold": {"r": "time", "w": "time", "t": "time"},
+             "requests": "int"},
     "memory": {
         "model": "memory_model",
         "latency": "time",
@@ -61,7 +62,7 @@ LINK_SCHEMA = {
 # keys (dotted paths from the schema's root) that may be left out everywhere; a resolved
 # parameter that nobody gives is None.  A new node parameter that boards written before it
 # must still load with goes here (with a NodeParams field that defaults to None).
-NODE_OPTIONAL = frozenset({"core.hold", "memory.model", "memory.bandwidth", "memory.efficiency", "memory.curves",
+NODE_OPTIONAL = frozenset({"core.hold", "core.requests", "memory.model", "memory.bandwidth", "memory.efficiency", "memory.curves",
                            "memory.dram"})
 # which memory keys a node needs depends on its memory model: simnuma.memparams.MODEL_KEYS
 LINK_OPTIONAL = frozenset({"bandwidth", "data_buffers", "width_bits", "clock", "ddr"})

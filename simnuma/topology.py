@@ -72,6 +72,7 @@ class NodeParams:
     xbar_latency_ns: float
     probe_lookup_ns: float
     hold_ns: dict = None  # op -> time a miss buffer stays busy after its fill (0 when not given)
+    requests: int = None  # memory requests a core can keep in flight; bounds a paced thread (None: its op window)
     memory_model: str = "fifo"  # fifo | dram | curve (simnuma.memparams)
     dram: DramParams = None  # the dram model's organisation, timings and policy
     curves: tuple = None  # the curve model's loaded-latency curves (MemoryCurve, by read share)
@@ -1111,7 +1112,7 @@ def _node_params(nid: int, r: dict) -> NodeParams:
         sri_latency_ns=r["sri"]["latency"], sri_buffers=dict(r["sri"]["buffers"]),
         sri_probe_queue=r["sri"]["probe_queue"], mct_buffers=dict(r["mct"]["buffers"]),
         xbar_latency_ns=r["xbar"]["latency"], probe_lookup_ns=r["probe"]["lookup"],
-        hold_ns={op: (ns or 0.0) for op, ns in r["core"]["hold"].items()},
+        hold_ns={op: (ns or 0.0) for op, ns in r["core"]["hold"].items()}, requests=r["core"]["requests"],
     )
 
 

@@ -3,7 +3,11 @@
 Models: a thread that walks its array at a 64-byte stride, keeping at most
 ``window`` lines outstanding (the window stands for the core's miss buffers
 and its prefetcher together) and, when throttled, issuing no faster than its
-demand rate.  A miss buffer stays busy ``hold_ns`` (``core.hold.<op>``, zero
+demand rate.  A throttled thread is a load generator (app note 40555's
+background threads, which "ask for data at a rate"): where the board gives
+``core.requests``, the memory requests a core can keep in flight, it keeps up to
+that many lines in flight, so that it reaches its rate unless the fabric or
+the memory cannot serve it; otherwise it has its op's window.  A miss buffer stays busy ``hold_ns`` (``core.hold.<op>``, zero
 unless given) after its fill has arrived: the time the core takes to install
 the line and, for a store, to merge it and move the dirty victim out.  Then a
 read frees its window slot; a write frees it once its victim has entered the

@@ -106,6 +106,8 @@ class System:
     def _thread(self, spec: ThreadSpec, lines, foreground: bool, position: str) -> Thread:
         node = self.topology.node(spec.node)
         window = 1 if spec.op == "l" else node.window[spec.op]
+        if spec.rate_GBps and node.requests:
+            window = max(window, node.requests)   # a load generator: its rate, not its loop, sets its pace
         home = self.index[spec.mem_node]
         memory = self.mcts[home].memory
         arrays = None
