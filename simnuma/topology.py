@@ -766,6 +766,8 @@ class _Validator:
 
     def memory_keys(self, memory: dict, path: tuple, owner: str) -> None:
         """Record as missing what the node's memory model needs and nobody gives."""
+        if self.has_problem_under(("defaults", "memory", "model")) or self.has_problem_under(path + ("model",)):
+            return   # an unknown model was reported; what it would need is unknown
         model = memory["model"] or "fifo"
         needed = [k for k in MODEL_KEYS[model] if k not in ("latency", "queue")]  # those every model needs
         if model == "dram" and isinstance(memory["dram"], dict) and memory["dram"].get("scheduler") == "fr-fcfs":
