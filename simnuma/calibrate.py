@@ -53,7 +53,7 @@ from .errors import CalibrationError, SimnumaError, SpecError, TopologyError
 from .measurements import Case, MeasurementSet, parse_case
 from .model import simulate
 from .topology import Topology, load_topology, parse_topology
-from .workload import OPS, ThreadSpec, Workload, parse_spec
+from .workload import OPS, Workload, parse_spec
 
 __all__ = [
     "FreeParameter",
@@ -252,18 +252,12 @@ def _bounded(param: FreeParameter, low: float, high: float, text: str) -> FreePa
 
 @dataclass(frozen=True)
 class SimCase:
-    """A measured case as the model runs it.
-
-    A latency chase (op ``l``) is simulated as a read with a window of one
-    line on its node; ``labels`` maps simulated labels back to measured ones.
-    """
+    """A measured case as the model runs it (a latency chase ``l`` is simulated as one)."""
 
     case: Case
     size_bytes: int
     threads: tuple
     background: tuple
-    window_one: tuple = ()        # nodes whose read window is forced to one
-    labels: tuple = ()            # ((simulated label, measured label), ...)
 
     @property
     def key(self) -> tuple:
@@ -271,51 +265,21 @@ class SimCase:
 
     @property
     def ops(self) -> frozenset:
-        """Ops whose windows the simulation depends on."""
-        ops = set()
-        for label in self.threads + self.background:
-            spec = parse_spec(label)
-            if not (spec.op == "r" and spec.node in self.window_one):
-                ops.add(spec.op)
-        return frozenset(ops)
+        """Ops whose windows the simulation depends on (a chase has one line in flight, whatever its window)."""
+        return frozenset(parse_spec(label).op for label in self.threads + self.background) - {"l"}
 
 
 def sim_case(case: Case, size_bytes: int | None) -> SimCase:
-    """How the model runs ``case``; CalibrationError when it cannot."""
-    size = size_bytes or DEFAULT_SIZE_BYTES
-    specs = [parse_spec(s) for s in case.threads + case.background]
-    chase_nodes = {s.node for s in specs if s.op == "l"}
-    for s in specs:
-        if s.op == "r" and s.node in chase_nodes:
-            raise CalibrationError(f"case {case.name!r}: a latency chase (op l) beside a read thread on node"
-                                   f" {s.node} cannot be modelled (the chase needs the node's read window at one)")
-    labels, fg, bg = [], [], []
-    for out, group in ((fg, case.threads), (bg, case.background)):
-        for label in group:
-            spec = parse_spec(label)
-            if spec.op == "l":
-                model = ThreadSpec(spec.node, spec.core, "r", spec.mem_node, spec.rate_GBps).label
-                labels.append((model, label))
-                out.append(model)
-            else:
-                out.append(label)
-    return SimCase(case, size, tuple(fg), tuple(bg), tuple(sorted(chase_nodes)), tuple(labels))
+    """How the model runs ``case``."""
+    return SimCase(case, size_bytes or DEFAULT_SIZE_BYTES, tuple(case.threads), tuple(case.background))
 
 
-def _board_for(topology: Topology, sim: SimCase, changes: dict) -> Topology:
-    changes = dict(changes)
-    for node in sim.window_one:
-        changes[f"nodes.{node}.core.window.r"] = 1
-    return topology.with_parameters(changes) if changes else topology
-
-
-def _compact(result, sim: SimCase) -> dict:
+def _compact(result) -> dict:
     """The figures of a Result that measurements can refer to."""
-    back = dict(sim.labels)
     threads = {}
     for t in result.threads:
         accesses = t["bytes"] / 64 if t["bytes"] else 0
-        threads[back.get(t["spec"], t["spec"])] = {
+        threads[t["spec"]] = {
             "GBps": t["bandwidth_GBps"],
             "ns_per_access": t["time_ns"] / accesses if accesses else math.nan,
         }
@@ -331,10 +295,10 @@ def _compact(result, sim: SimCase) -> dict:
 def run_sim_case(task) -> dict:
     """Simulate one case (``(topology, changes, SimCase, seed)``); a pool worker's job."""
     topology, changes, sim, seed = task
-    board = _board_for(topology, sim, changes)
+    board = topology.with_parameters(changes) if changes else topology
     result = simulate(board, list(sim.threads), list(sim.background), size_bytes=sim.size_bytes, mode="steady",
                       seed=seed, baseline=False)
-    return _compact(result, sim)
+    return _compact(result)
 
 
 def _baseline_label(topology: Topology) -> str:
@@ -419,7 +383,6 @@ def _check_case(topology: Topology, case: Case) -> None:
         Workload.build(case.threads, case.background, ops=OPS).check(topology)
     except SpecError as exc:
         raise CalibrationError(f"case {case.name!r} cannot be placed on board {topology.name!r}: {exc}") from None
-    sim_case(case, None)
 
 
 # ------------------------------------------------------------------ evaluating many parameter sets

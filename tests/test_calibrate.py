@@ -52,21 +52,23 @@ def one_node():
     return parse_topology(ONE_NODE, "onenode.yaml")
 
 
-def synthetic(board, cases) -> MeasurementSet:
-    """Measurements made by simulating ``board`` (the truth) on ``cases`` (thread GB/s, chase latency)."""
+def synthetic(board, cases, **extra) -> MeasurementSet:
+    """Measurements made by simulating ``board`` (the truth) on ``cases`` (thread GB/s, chase latency).
+
+    ``extra`` goes to every Measurement (``huge_fraction=1.0``: a chase measured on huge pages).
+    """
     out = []
     for text in cases:
         case = parse_case(text)
-        specs = [s.replace(".l.", ".r.") for s in case.threads]
-        truth = board.with_parameters({"nodes.0.core.window.r": 1}) if ".l." in text else board
-        result = simulate(truth, specs, size_bytes=SIZE, baseline=False)
-        for spec, thread in zip(case.threads, result.threads):
+        result = simulate(board, list(case.threads), list(case.background), size_bytes=SIZE, baseline=False)
+        for spec in case.threads:
+            thread = result.thread(spec)
             if ".l." in spec:
                 value, metric = thread["time_ns"] / (SIZE / 64), "thread_latency_ns"
             else:
                 value, metric = thread["bandwidth_GBps"], "thread_GBps"
             out.append(Measurement(case=case, metric=metric, value=value, source="synthetic", machine=MACHINE,
-                                   origin="synthetic", thread=spec, size_bytes=SIZE))
+                                   origin="synthetic", thread=spec, size_bytes=SIZE, **extra))
     return MeasurementSet(tuple(out), MACHINE, ("synthetic",))
 
 
@@ -315,3 +317,18 @@ def test_windows_far_from_the_start_are_recovered():
     values = {p.param.name: p.value for p in cal.parameters}
     assert (values["core.window.r"], values["core.window.w"], values["core.window.t"]) == (11, 8, 16)
     assert values["memory.latency"] == pytest.approx(45.0, rel=0.05)
+
+
+def test_a_chase_is_simulated_as_a_chase_beside_streams_of_its_node():
+    """The chase keeps one line in flight beside read streams of its own node (once refused)."""
+    board = one_node()
+    idle = Measurement(case=parse_case("0.0.l.0"), metric="thread_latency_ns", value=100.0, source="x",
+                       machine=MACHINE, origin="x", thread="0.0.l.0", size_bytes=SIZE)
+    loaded = Measurement(case=parse_case("0.0.l.0 bg 0.1.r.0"), metric="thread_latency_ns", value=100.0,
+                         source="x", machine=MACHINE, origin="x", thread="0.0.l.0", size_bytes=SIZE)
+    data = MeasurementSet((idle, loaded), MACHINE, ("x",))
+    check_measurements(board, data)
+    alone, beside = predict(board, data, processes=1)
+    assert alone == pytest.approx(simulate(board, ["0.0.l.0"], size_bytes=SIZE, baseline=False)
+                                  .thread("0.0.l.0")["time_ns"] / (SIZE / 64))
+    assert beside > alone
