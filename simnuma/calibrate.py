@@ -846,6 +846,8 @@ class Calibration:
     fitted_windows: int
     wall_seconds: float
     date: str = field(default_factory=lambda: _dt.date.today().isoformat())
+    left_out: list = field(default_factory=list)   # [(measurement, why)]: default cases not fitted
+    warnings: list = field(default_factory=list)   # one line each
 
     @property
     def fitted(self) -> list:
@@ -879,6 +881,8 @@ class Calibration:
             "fitted": {p.param.name: {"value": _round(p.value, 4), "uncertainty": _maybe(p.uncertainty)}
                        for p in self.fitted},
             "not_determined": [p.param.name for p in self.undetermined],
+            "left_out": [{"measurement": m.key, "reason": why} for m, why in self.left_out],
+            "warnings": list(self.warnings),
             "mean_abs_residual_percent": round(self.mean_abs_residual_percent, 3),
             "worst_residual_percent": round(self.worst.residual_percent, 3),
         }
@@ -899,6 +903,8 @@ class Calibration:
         out.append(f"mean |residual| {self.mean_abs_residual_percent:.1f}%, worst {self.worst.residual_percent:+.1f}%"
                    f" ({self.worst.measurement.key})")
         out += [f"* {r.measurement.key}: {r.measurement.caveat}" for r in self.rows if r.measurement.caveat]
+        out += [f"left out: {m.key}: {why}" for m, why in self.left_out]
+        out += [f"warning: {w}" for w in self.warnings]
         out.append("")
         rows = []
         for p in self.parameters:
@@ -996,19 +1002,69 @@ def _partner(params, active, corr, j) -> str:
 
 # ------------------------------------------------------------------ the entry point
 
-def choose_cases(data: MeasurementSet, cases=None) -> tuple:
-    """The cases to fit: named ones (measured ones only), else every single-thread stride case.
+HUGE_PAGES = 0.99   # a chase with at least this share of its array on huge pages timed memory, not page walks
 
-    A latency chase (op ``l``) is left out by default: over an array much
-    larger than the TLB reaches it also pays page walks (nested ones in a
-    virtual machine), which the model does not have.  Name it to fit it.
+
+def chase_pages_problem(m) -> str:
+    """Why a latency-chase measurement also timed page walks ('' when it ran on huge pages).
+
+    A dependent load into a random line of an array far beyond the TLB's
+    reach on base pages also walks the page tables (two-dimensionally in a
+    virtual machine), which the model does not have.  A measurement that does
+    not say which pages it ran on is taken as base pages.
+    """
+    fraction = getattr(m, "huge_fraction", None)
+    walks = "its latency includes page walks, which the model does not have"
+    if fraction is None:
+        return f"the source does not say which pages the chase ran on (taken as base pages): {walks}"
+    if fraction < HUGE_PAGES:
+        return f"the chase had {100 * fraction:.0f}% of its array on huge pages: {walks}"
+    return ""
+
+
+def is_peak(case: Case, topology: Topology) -> bool:
+    """Every core of one node streaming its local memory: one op (r, w or t), unthrottled, no background."""
+    if case.background or len(case.threads) < 2:
+        return False
+    specs = [parse_spec(s) for s in case.threads]
+    node, op = specs[0].node, specs[0].op
+    if op not in STRIDE_OPS or node not in topology.node_ids:
+        return False
+    if any(s.node != node or s.op != op or s.mem_node != node or s.rate_GBps for s in specs):
+        return False
+    cores = [s.core for s in specs]
+    return len(set(cores)) == len(cores) and set(cores) == set(range(topology.node(node).cores))
+
+
+def choose_cases(data: MeasurementSet, cases=None, topology: Topology | None = None) -> tuple:
+    """``(cases to fit, [(measurement, why it was left out)])``.
+
+    Named ``cases`` (measured ones only), else by default: every
+    single-thread stride case (op ``r``, ``w`` or ``t``), every idle latency
+    chase measured on huge pages (a chase on base pages is left out, see
+    :func:`chase_pages_problem`), and, given the board, every peak (every core
+    of one node streaming its local memory, :func:`is_peak`).  Cases with
+    background threads (loaded latency, paced loads) are validation cases.
     """
     if not cases:
-        chosen = tuple(c for c in data.single_thread_cases() if c.ops <= STRIDE_OPS)
+        chosen, left_out = [], []
+        for c in data.cases:
+            if c.single_thread and c.ops <= STRIDE_OPS:
+                chosen.append(c)
+            elif c.single_thread and c.ops == {"l"}:
+                chase = [m for m in data if m.case == c and m.metric == "thread_latency_ns"]
+                problems = [(m, chase_pages_problem(m)) for m in chase]
+                problems = [(m, why) for m, why in problems if why]
+                if problems:
+                    left_out += problems
+                else:
+                    chosen.append(c)
+            elif topology is not None and is_peak(c, topology):
+                chosen.append(c)
         if not chosen:
-            raise CalibrationError(f"{', '.join(data.files)}: no single-thread stride case (op r, w or t) to"
-                                   " calibrate on; name cases with --cases")
-        return chosen
+            raise CalibrationError(f"{', '.join(data.files)}: no single-thread stride case (op r, w or t), idle"
+                                   " chase on huge pages or peak to calibrate on; name cases with --cases")
+        return tuple(chosen), left_out
     measured = {c.name: c for c in data.cases}
     out = []
     for text in cases:
@@ -1021,7 +1077,7 @@ def choose_cases(data: MeasurementSet, cases=None) -> tuple:
                                    + ", ".join(measured))
         if measured[name] not in out:
             out.append(measured[name])
-    return tuple(out)
+    return tuple(out), []
 
 
 def calibrate(topology, data: MeasurementSet, fit=None, cases=None, processes: int = 2, seed: int = 1,
@@ -1035,8 +1091,11 @@ def calibrate(topology, data: MeasurementSet, fit=None, cases=None, processes: i
     """
     started = time.perf_counter()
     topology = load_topology(topology)
-    chosen = choose_cases(data, cases)
+    chosen, left_out = choose_cases(data, cases, topology)
     subset = data.select(c.name for c in chosen)
+    warnings = [f"{m.key}: fitted as named, although {why}" for m in subset
+                if m.metric == "thread_latency_ns" and parse_spec(m.thread).op == "l"
+                for why in [chase_pages_problem(m)] if why]
     check_measurements(topology, subset)
     ops = frozenset(op for c in chosen for op in sim_case(c, None).ops)
     if fit and all(isinstance(p, FreeParameter) for p in fit):
@@ -1068,7 +1127,8 @@ def calibrate(topology, data: MeasurementSet, fit=None, cases=None, processes: i
         return Calibration(prior_topology=topology, topology=calibrated, data=subset, cases=chosen,
                            parameters=parameters, rows=[FitRow(m, float(v)) for m, v in zip(subset, fitted)],
                            simulations=ev.simulations, evaluations=ev.evaluations, screened=search.screened,
-                           fitted_windows=len(search.fits), wall_seconds=time.perf_counter() - started)
+                           fitted_windows=len(search.fits), wall_seconds=time.perf_counter() - started,
+                           left_out=left_out, warnings=warnings)
 
 
 def _usable(params: list, topology: Topology, ops: frozenset):
@@ -1209,6 +1269,8 @@ def _comment_block(cal: Calibration, shown: list) -> list:
         lines.append(f"#   {r.measurement.case.name} {r.measurement.label}: {_num(r.measurement.value)} ->"
                      f" {_num(r.fitted)} ({r.residual_percent:+.1f}%)")
     lines.append(f"# mean |residual| {cal.mean_abs_residual_percent:.1f}%, worst {cal.worst.residual_percent:+.1f}%")
+    lines += [f"# left out: {m.key}: {why}" for m, why in cal.left_out]
+    lines += [f"# warning: {w}" for w in cal.warnings]
     record = dict(cal.record(), measurements=shown)
     lines.append(RECORD_PREFIX + json.dumps(record, sort_keys=True, ensure_ascii=False))
     lines.append(_BLOCK_END)

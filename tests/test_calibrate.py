@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from simnuma.calibrate import (DEFAULT_FIT, PARAMETERS, calibrate, calibrated_yaml, check_measurements, choose_cases,
-                               parse_fit, predict, read_calibration_record)
+from simnuma.calibrate import (DEFAULT_FIT, PARAMETERS, calibrate, calibrated_yaml, chase_pages_problem,
+                               check_measurements, choose_cases, parse_fit, predict, read_calibration_record)
 from simnuma.errors import CalibrationError
 from simnuma.measurements import Measurement, MeasurementSet, MachineInfo, load_measurements, parse_case
 from simnuma.model import simulate
@@ -206,12 +206,42 @@ def test_a_case_the_board_cannot_place_is_refused():
         check_measurements(one_node(), MeasurementSet((bad,), MACHINE, ("x",)))
 
 
-def test_default_cases_are_the_single_thread_stride_cases():
-    data = synthetic(one_node(), ["0.0.r.0", "0.0.l.0", "0.0.r.0 0.1.r.0"])
-    assert [c.name for c in choose_cases(data)] == ["0.0.r.0"]
-    assert [c.name for c in choose_cases(data, ["0.0.l.0", "0.0.r.0 0.1.r.0"])] == ["0.0.l.0", "0.0.r.0 0.1.r.0"]
+def test_default_cases_single_threads_idle_chase_on_huge_pages_and_peaks():
+    board = one_node()
+    cases = ["0.0.r.0", "0.0.l.0", "0.0.r.0 0.1.r.0", "0.0.r.0 0.1.w.0", "0.0.l.0 bg 0.1.r.0", "0.0.w.0 0.1.w.0"]
+    huge = synthetic(board, cases, huge_fraction=1.0)
+    chosen, left_out = choose_cases(huge, topology=board)
+    # the peaks: every core of the node, one op, local memory; a loaded chase and a mixed pair are validation cases
+    assert [c.name for c in chosen] == ["0.0.r.0", "0.0.l.0", "0.0.r.0 0.1.r.0", "0.0.w.0 0.1.w.0"]
+    assert left_out == []
+    assert [c.name for c in choose_cases(huge)[0]] == ["0.0.r.0", "0.0.l.0"]        # without the board: no peaks
+    named, _ = choose_cases(huge, ["0.0.l.0 bg 0.1.r.0", "0.0.r.0 0.1.w.0"], board)
+    assert [c.name for c in named] == ["0.0.l.0 bg 0.1.r.0", "0.0.r.0 0.1.w.0"]
+
+
+@pytest.mark.parametrize("fraction, reason", [
+    (None, "does not say which pages the chase ran on (taken as base pages)"),
+    (0.4, "had 40% of its array on huge pages"),
+])
+def test_a_chase_on_base_pages_is_left_out_and_said_so(fraction, reason):
+    board = one_node()
+    data = synthetic(board, ["0.0.r.0", "0.0.l.0"], huge_fraction=fraction)
+    chosen, left_out = choose_cases(data, topology=board)
+    assert [c.name for c in chosen] == ["0.0.r.0"]
+    ((m, why),) = left_out
+    assert m.key == "0.0.l.0 | 0.0.l.0 latency ns" and reason in why and "page walks" in why
+    cal = calibrate(board, data, fit=["memory.latency"], processes=1)
+    assert [c.name for c in cal.cases] == ["0.0.r.0"]
+    assert f"left out: 0.0.l.0 | 0.0.l.0 latency ns: {why}" in cal.render_text()
+    assert cal.record()["left_out"] == [{"measurement": m.key, "reason": why}]
+    assert f"# left out: 0.0.l.0 | 0.0.l.0 latency ns: {why}" in calibrated_yaml(cal, ONE_NODE, ["x.json"])
+    named = calibrate(board, data, fit=["memory.latency"], cases=["0.0.l.0"], processes=1)
+    assert named.warnings == [f"0.0.l.0 | 0.0.l.0 latency ns: fitted as named, although {why}"]
+
+
+def test_only_a_chase_on_base_pages_is_nothing_to_calibrate_on():
     only_chase = synthetic(one_node(), ["0.0.l.0"])
-    with pytest.raises(CalibrationError, match="no single-thread stride case"):
+    with pytest.raises(CalibrationError, match="no single-thread stride case .*, idle chase on huge pages or peak"):
         choose_cases(only_chase)
 
 
@@ -237,15 +267,32 @@ def run_cli(*args, cwd=REPO):
                           env=env, cwd=cwd, timeout=300)
 
 
-def bench_json(tmp_path, cpu="Test CPU", nodes=1):
+def bench_json(tmp_path, cpu="Test CPU", nodes=1, threads=None, name="bench.json"):
+    threads = threads or [{"spec": "0.0.r.0", "role": "foreground", "GBps": {"best": 3.0},
+                           "ns_per_access": {"best": 21.0}}]
     report = {"format": "simnuma-bench/1", "date": "2026-01-01T00:00:00Z",
               "host": {"cpu_model": cpu, "nodes": [{"id": n, "cpus": [2 * n, 2 * n + 1], "memory_bytes": 1}
                                                    for n in range(nodes)]},
-              "size_bytes": SIZE, "threads": [{"spec": "0.0.r.0", "role": "foreground", "GBps": {"best": 3.0},
-                                               "ns_per_access": {"best": 21.0}}]}
-    path = tmp_path / "bench.json"
+              "size_bytes": SIZE, "threads": threads}
+    path = tmp_path / name
     path.write_text(json.dumps(report))
     return path
+
+
+@pytest.mark.parametrize("pages, fraction", [
+    ({"requested": "huge", "advice": "hugepage", "huge_bytes": SIZE, "huge_fraction": 1, "page_bytes": 2097152}, 1.0),
+    ({"requested": "huge", "huge_fraction": 0.375}, 0.375),
+    ({"requested": "huge", "huge_bytes": None, "huge_fraction": None}, None),    # smaps could not be read
+    ({"huge_fraction": "all"}, None),
+    (None, None),                                                                # a report without pages
+])
+def test_the_chase_pages_are_read_from_a_report_defensively(tmp_path, pages, fraction):
+    thread = {"spec": "0.0.l.0", "role": "foreground", "GBps": {"best": 0.6}, "ns_per_access": {"best": 105.0}}
+    if pages is not None:
+        thread["pages"] = pages
+    (m,) = load_measurements(bench_json(tmp_path, threads=[thread]))
+    assert m.metric == "thread_latency_ns" and m.huge_fraction == fraction
+    assert bool(chase_pages_problem(m)) == (fraction != 1.0)
 
 
 @pytest.mark.parametrize("make_args, message", [
