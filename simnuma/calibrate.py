@@ -51,6 +51,7 @@ import numpy as np
 from . import __version__
 from .errors import CalibrationError, SimnumaError, SpecError, TopologyError
 from .measurements import Case, MeasurementSet, parse_case
+from .memparams import MEMORY_MODELS
 from .model import simulate
 from .topology import Topology, load_topology, parse_topology
 from .workload import OPS, Workload, parse_spec
@@ -82,12 +83,14 @@ MAX_FIT_EVALUATIONS = 15     # residual evaluations per continuous fit (Jacobian
 FIT_FTOL = 1e-2              # stop when the cost falls by less than 1% (predictions are precise to ~1%)
 FIT_XTOL = 1e-2              # ... or the step is under 1% of the scaled parameters
 JACOBIAN_REFRESH = 2         # accepted steps between finite-difference Jacobians (Broyden updates between)
-WINDOW_VERIFIED = 4          # screened window combinations followed by chord steps
+WINDOW_VERIFIED = 4          # screened integer combinations followed by chord steps: the best predicted ...
+WINDOW_VERIFIED_BASE = 4     # ... and the best by their simulated cost at the fit's continuous values
 WINDOW_CHORD_STEPS = 3       # frozen-Jacobian Gauss-Newton steps per followed combination
 WINDOW_CANDIDATES = 2        # of those, the best ones refitted ...
 WINDOW_PROMISE = 3.0         # ... if their cost is under this multiple of the incumbent's
 SEARCH_ROUNDS = 3            # rounds of looking for better starts (windows: the grid, then neighbours)
 SCAN_FRACTIONS = (1 / 6, 1 / 2, 5 / 6)   # where in its range each parameter is tried by the scan
+WIDE_INTEGER = 64            # integer parameters with more values than this (the DRAM queue) are searched on a ladder
 DOCUMENT_DIGITS = 4          # significant digits of a fitted value in the calibrated board
 RECORD_PREFIX = "# simnuma-calibration: "
 _BLOCK_START = "# ---- simnuma calibrate"
@@ -98,7 +101,11 @@ _BLOCK_END = "# ---- end of simnuma calibrate"
 
 @dataclass(frozen=True)
 class FreeParameter:
-    """A parameter a calibration may fit: its document path, unit and physical bounds."""
+    """A parameter a calibration may fit: its document path, unit and physical bounds.
+
+    ``models`` are the memory models (``memory.model``) that have it; a
+    parameter of another model is refused (:func:`parse_fit`).
+    """
 
     name: str
     path: str
@@ -107,16 +114,22 @@ class FreeParameter:
     high: float
     description: str
     integer: bool = False
+    models: tuple = MEMORY_MODELS
 
     @property
     def op(self) -> str | None:
         """For a per-op core parameter (``core.window.<op>``, ``core.hold.<op>``), the op it belongs to."""
         return self.name.rsplit(".", 1)[1] if self.name.startswith("core.") else None
 
+    @property
+    def wide(self) -> bool:
+        """An integer whose range is searched on a ladder and by bisection, not value by value."""
+        return self.integer and self.high - self.low + 1 > WIDE_INTEGER
+
     def prior(self, topology: Topology) -> float:
         """The value the board gives (its first node or link)."""
         node = topology.nodes[0]
-        if self.integer:
+        if self.name.startswith("core.window."):
             return float(node.window[self.op])
         if self.name.startswith("core.hold."):
             return float((node.hold_ns or {}).get(self.op, 0.0))  # not given: no hold
@@ -124,6 +137,7 @@ class FreeParameter:
             "memory.latency": lambda: node.memory_latency_ns,
             "memory.efficiency": lambda: node.memory_efficiency,
             "memory.bandwidth": lambda: node.memory_bandwidth_GBps,
+            "memory.queue": lambda: float(node.memory_queue),
             "sri.latency": lambda: node.sri_latency_ns,
             "xbar.latency": lambda: node.xbar_latency_ns,
             "probe.lookup": lambda: node.probe_lookup_ns,
@@ -131,8 +145,22 @@ class FreeParameter:
         }
         return getters[self.name]()
 
+    def for_board(self, topology: Topology) -> "FreeParameter":
+        """The parameter as the board's memory model means it (``memory.latency``: its description and bounds).
+
+        Raises CalibrationError when a node's memory model does not have it.
+        """
+        models = board_memory_models(topology)
+        for model in models:
+            if model not in self.models:
+                raise CalibrationError(f"--fit {self.name}: board {topology.name!r} has a {model} memory"
+                                       f" (memory.model: {model}), {_NOT_IN_MODEL[model]}; {self.name} belongs"
+                                       f" to the {' and '.join(self.models)} memory only")
+        variant = _MODEL_VARIANTS.get((self.name, models[0])) if len(models) == 1 else None
+        return replace(self, **variant) if variant else self
+
     def rounded(self, value: float) -> float:
-        """``value`` as written to a board file: a whole number of lines, or four significant digits."""
+        """``value`` as written to a board file: a whole number, or four significant digits."""
         return float(int(round(value))) if self.integer else float(_round(value, DOCUMENT_DIGITS))
 
     def document_value(self, value: float):
@@ -165,6 +193,28 @@ class FreeParameter:
         return replace(self, low=low, high=high)
 
 
+def board_memory_models(topology: Topology) -> tuple:
+    """The memory models of the board's nodes, each once, in node order."""
+    return tuple(dict.fromkeys(n.memory_model for n in topology.nodes))
+
+
+# why a memory model has no such parameter
+_NOT_IN_MODEL = {
+    "fifo": "a fixed-latency server",
+    "dram": "whose peak and sustained bandwidth follow from its organisation and datasheet timings"
+            " (memory.dram), which are facts and never fitted; the sustained efficiency is an output",
+    "curve": "whose bandwidth and loaded latency are its measured curves (memory.curves)",
+}
+# what memory.latency means, and its physical bounds, in each memory model
+_MODEL_VARIANTS = {
+    ("memory.latency", "fifo"): {"description": "DRAM access latency (fixed, beside the bandwidth server)"},
+    ("memory.latency", "dram"): {"description": "memory controller latency on top of the DRAM's own timings",
+                                 "low": 1.0, "high": 120.0},
+    ("memory.latency", "curve"): {"description": "idle memory latency (the curves add the loaded part)",
+                                  "low": 20.0, "high": 200.0},
+}
+
+
 def _round(value: float, digits: int):
     """``value`` to ``digits`` significant digits, as an int when whole."""
     if value == 0:
@@ -189,9 +239,11 @@ def _hold(op: str, what: str) -> FreeParameter:
 PARAMETERS = {p.name: p for p in (
     FreeParameter("memory.latency", "defaults.memory.latency", "ns", 20.0, 120.0, "DRAM access latency"),
     FreeParameter("memory.efficiency", "defaults.memory.efficiency", "", 0.4, 0.95,
-                  "sustained fraction of the DRAM peak bandwidth"),
+                  "sustained fraction of the DRAM peak bandwidth", models=("fifo",)),
     FreeParameter("memory.bandwidth", "defaults.memory.bandwidth", "GB/s", 1.0, 400.0,
-                  "peak DRAM bandwidth per node"),
+                  "peak DRAM bandwidth per node", models=("fifo",)),
+    FreeParameter("memory.queue", "defaults.memory.queue", "entries", 1, 512,
+                  "requests the memory controller's DRAM queue holds", integer=True),
     FreeParameter("link.latency", "link_defaults.latency", "ns", 1.0, 60.0, "link and PHY latency per hop"),
     FreeParameter("xbar.latency", "defaults.xbar.latency", "ns", 0.5, 20.0, "crossbar traversal"),
     FreeParameter("sri.latency", "defaults.sri.latency", "ns", 0.5, 20.0, "SRI pass-through latency"),
@@ -205,33 +257,64 @@ PARAMETERS = {p.name: p for p in (
     _hold("t", "triads"),
 )}
 
-DEFAULT_FIT = ("memory.latency", "memory.efficiency", "link.latency", "xbar.latency", "probe.lookup",
-               "core.window.r", "core.window.w")
+# every parameter a default fit may hold; default_fit() takes those the chosen cases can identify
+DEFAULT_FIT = ("memory.latency", "memory.efficiency", "memory.queue", "link.latency", "xbar.latency",
+               "probe.lookup", "core.window.r", "core.window.w", "core.window.t")
+_INTEGER_MAX = {"memory.queue": 4096}   # other integers (windows): 64
 _BOUNDS = re.compile(r"^([A-Za-z_.]+)\s*=\s*([-+0-9.eE]+)\s*:\s*([-+0-9.eE]+)$")
 
 
-def parse_fit(items=None, ops=frozenset({"r", "w"})) -> list:
-    """Free parameters from ``NAME`` or ``NAME=LOW:HIGH`` items (default :data:`DEFAULT_FIT`).
+def default_fit(topology: Topology, cases) -> list:
+    """The names of the parameters the chosen ``cases`` can identify on ``topology``.
 
-    By default a window is fitted for every op the chosen cases use (``r``,
-    ``w``, ``t``); ``l`` (latency chase) threads have a window of one.
+    Always the memory latency and the crossbar; the window of every stride op
+    measured; the link latency when a thread crosses a link; the probe lookup
+    when a multi-node board broadcasts probes; the DRAM queue (and, for a
+    FIFO memory, its efficiency) only with a peak, the only case that fills
+    the queue and loads the memory.
+    """
+    specs = [parse_spec(s) for c in cases for s in c.threads + c.background]
+    ops = {s.op for s in specs}
+    peaks = any(is_peak(c, topology) for c in cases)
+    fifo = board_memory_models(topology) == ("fifo",)
+    wanted = {
+        "memory.latency": True,
+        "memory.efficiency": peaks and fifo,
+        "memory.queue": peaks,
+        "link.latency": bool(topology.links) and any(s.node != s.mem_node for s in specs),
+        "xbar.latency": True,
+        "probe.lookup": topology.coherence == "broadcast" and len(topology.nodes) > 1,
+    }
+    return [n for n in DEFAULT_FIT if wanted.get(n, n.startswith("core.window.") and n[-1] in ops)]
+
+
+def parse_fit(items=None, topology: Topology | None = None, cases=()) -> list:
+    """Free parameters from ``NAME`` or ``NAME=LOW:HIGH`` items.
+
+    Without items, the default fit (:func:`default_fit` for ``cases`` on
+    ``topology``; every name of :data:`DEFAULT_FIT` without a board).  With
+    a board, each parameter takes the meaning and bounds of its memory model,
+    and one the board's memory model does not have is refused.
     """
     if not items:
-        names = [n for n in DEFAULT_FIT if not n.startswith("core.window.")]
-        names += [f"core.window.{op}" for op in ("r", "w", "t") if op in ops]
-        return [PARAMETERS[n] for n in names]
+        names = default_fit(topology, cases) if topology is not None else list(DEFAULT_FIT)
+        return [PARAMETERS[n].for_board(topology) if topology is not None else PARAMETERS[n] for n in names]
     out, seen = [], set()
     for item in items:
         text = str(item).strip()
         m = _BOUNDS.match(text)
         name = m.group(1) if m else text
         if name not in PARAMETERS:
+            if name.startswith("memory.dram"):
+                raise CalibrationError(f"--fit {text!r}: the DRAM's organisation and timings (memory.dram) are"
+                                       " datasheet facts, not fitted; fit memory.latency (the controller) or"
+                                       " memory.queue")
             raise CalibrationError(f"--fit {text!r}: unknown parameter; expected one of: {', '.join(PARAMETERS)}"
                                    " (optionally NAME=LOW:HIGH)")
         if name in seen:
             raise CalibrationError(f"--fit {name!r} is given twice")
         seen.add(name)
-        param = PARAMETERS[name]
+        param = PARAMETERS[name].for_board(topology) if topology is not None else PARAMETERS[name]
         if m:
             param = _bounded(param, float(m.group(2)), float(m.group(3)), text)
         out.append(param)
@@ -243,8 +326,9 @@ def _bounded(param: FreeParameter, low: float, high: float, text: str) -> FreePa
         raise CalibrationError(f"--fit {text!r}: bounds must be positive with LOW < HIGH")
     if param.name == "memory.efficiency" and high > 1:
         raise CalibrationError(f"--fit {text!r}: an efficiency is at most 1")
-    if param.integer and (low != int(low) or high != int(high) or high > 64):
-        raise CalibrationError(f"--fit {text!r}: window bounds are whole numbers from 1 to 64")
+    top = _INTEGER_MAX.get(param.name, 64)
+    if param.integer and (low != int(low) or high != int(high) or high > top):
+        raise CalibrationError(f"--fit {text!r}: {param.name} bounds are whole numbers from 1 to {top}")
     return param.with_bounds(low, high)
 
 
@@ -499,9 +583,9 @@ class Evaluator:
 
 @dataclass
 class _Fit:
-    """One continuous fit at fixed windows."""
+    """One continuous fit at fixed integer parameters (windows, queue)."""
 
-    windows: dict
+    ints: dict
     u: np.ndarray
     residuals: np.ndarray
     jacobian: np.ndarray | None
@@ -514,67 +598,70 @@ class _Fit:
         return float(np.sum(self.residuals ** 2))
 
 
-class _Search:
-    """The continuous fits and the window screen of one calibration.
+def _ladder(p: FreeParameter) -> list:
+    """A wide integer's first values: its bounds and the powers of two between them."""
+    low, high = int(p.low), int(p.high)
+    values = {low, high}
+    v = 1
+    while v < high:
+        if v > low:
+            values.add(v)
+        v *= 2
+    return sorted(values)
 
-    ``fixed`` holds parameters kept at given values (the undetermined ones,
-    once they are reset to their priors).
+
+class _Search:
+    """The continuous fits and the integer (window, queue) search of one calibration.
+
+    ``fixed`` holds continuous parameters kept at given values (the
+    unidentified ones, once they are reset to their priors).
     """
 
     def __init__(self, ev: Evaluator, params: list, priors: dict, max_evaluations: int, log, fixed=None):
         self.ev = ev
         self.fixed = dict(fixed or {})
         self.continuous = [p for p in params if not p.integer and p.name not in self.fixed]
-        self.windows = [p for p in params if p.integer]
+        self.integers = [p for p in params if p.integer]
         self.priors = priors
         self.low = np.array([p.low for p in self.continuous])
         self.span = np.array([p.high - p.low for p in self.continuous])
         self.max_evaluations = max_evaluations
         self.log = log
-        self.fits: dict = {}          # window tuple -> _Fit
+        self.fits: dict = {}          # integer tuple -> _Fit
+        self.tried: set = set()       # integer tuples followed by chord steps or fitted
         self.screened = 0
-        self.window_costs: dict = {}  # window tuple -> lowest cost seen (predicted, after chord steps, or fitted)
+        self.costs: dict = {}         # integer tuple -> lowest cost seen (screened, after chord steps, or fitted)
+
+    def share(self, other: "_Search") -> "_Search":
+        """Take over what ``other`` has learnt (fits, costs, counters); returns self."""
+        self.fits, self.tried, self.costs, self.screened = dict(other.fits), other.tried, other.costs, other.screened
+        return self
 
     # -- coordinates
-    def values(self, u, windows: dict) -> dict:
-        """Every parameter's value: fixed ones, continuous ones from ``u``, the windows."""
+    def values(self, u, ints: dict) -> dict:
+        """Every parameter's value: fixed ones, continuous ones from ``u``, the integers."""
         out = dict(self.fixed)
         out.update({p.name: float(lo + x * s) for p, lo, x, s in zip(self.continuous, self.low, u, self.span)})
-        out.update(windows)
+        out.update(ints)
         return out
 
     def u_of(self, values: dict) -> np.ndarray:
         x = np.array([values[p.name] for p in self.continuous], dtype=float)
         return np.clip((x - self.low) / self.span, 0.0, 1.0) if len(x) else x
 
-    def wkey(self, windows: dict) -> tuple:
-        return tuple(int(windows[p.name]) for p in self.windows)
+    def ikey(self, ints: dict) -> tuple:
+        return tuple(int(ints[p.name]) for p in self.integers)
 
     def note_cost(self, key: tuple, cost: float) -> None:
-        """Remember the lowest cost known for a window combination."""
-        if cost < self.window_costs.get(key, math.inf):
-            self.window_costs[key] = cost
+        """Remember the lowest cost known for a combination of the integers."""
+        if cost < self.costs.get(key, math.inf):
+            self.costs[key] = cost
 
-    def window_ranges(self, best: _Fit) -> dict:
-        """``{window name: (low, high)}``: the values whose best known cost is within one sigma of the best.
-
-        One sigma is the residual variance of the fit (floored at the model's
-        precision): a window whose neighbours fit as well is not determined.
-        """
-        dof = max(len(best.residuals) - len(self.continuous) - len(self.windows), 1)
-        tolerance = max(best.cost / dof, NOISE_FLOOR ** 2)
-        out = {}
-        for k, p in enumerate(self.windows):
-            good = [key[k] for key, cost in self.window_costs.items() if cost <= best.cost + tolerance]
-            value = int(best.windows[p.name])
-            out[p.name] = (min(good + [value]), max(good + [value]))
-        return out
-
-    def wtext(self, windows: dict) -> str:
-        return ", ".join(f"{p.op}={int(windows[p.name])}" for p in self.windows) or "-"
+    def itext(self, ints: dict) -> str:
+        return ", ".join(f"{_short(p)}={int(ints[p.name])}" for p in self.integers) or "-"
 
     # -- Jacobian: forward differences, all perturbed points simulated together
-    def jacobian(self, u, windows: dict) -> np.ndarray:
+    def jacobian(self, u, ints: dict) -> np.ndarray:
         n = len(u)
         steps = np.where(u + DIFF_STEP <= 1.0, DIFF_STEP, -DIFF_STEP)
         points = []
@@ -582,13 +669,13 @@ class _Search:
             point = np.array(u, dtype=float)
             point[j] += steps[j]
             points.append(point)
-        res = self.ev.residuals_many([self.values(u, windows)] + [self.values(p, windows) for p in points])
+        res = self.ev.residuals_many([self.values(u, ints)] + [self.values(p, ints) for p in points])
         if not n:
             return np.zeros((len(res[0]), 0))
         return np.column_stack([(res[j + 1] - res[0]) / steps[j] for j in range(n)])
 
-    def fit(self, windows: dict, u0, jacobian=None) -> _Fit:
-        """Fit the continuous parameters at fixed ``windows`` starting from ``u0``.
+    def fit(self, ints: dict, u0, jacobian=None) -> _Fit:
+        """Fit the continuous parameters at fixed integers ``ints`` starting from ``u0``.
 
         The Jacobian is a finite-difference one at the start (or ``jacobian``,
         that of a neighbouring fit, when given) and after every
@@ -599,15 +686,17 @@ class _Search:
         """
         from scipy.optimize import least_squares
 
-        key = self.wkey(windows)
+        key = self.ikey(ints)
+        self.tried.add(key)
         if not self.continuous:
-            r = self.ev.residuals_many([self.values(np.zeros(0), windows)])[0]
-            result = _Fit(dict(windows), np.zeros(0), r, np.zeros((len(r), 0)), 1, "no continuous parameter", True)
+            r = self.ev.residuals_many([self.values(np.zeros(0), ints)])[0]
+            result = _Fit(dict(ints), np.zeros(0), r, np.zeros((len(r), 0)), 1, "no continuous parameter", True)
             self.fits[key] = result
+            self.note_cost(key, result.cost)
             return result
 
         def fun(u):
-            return self.ev.residuals_many([self.values(u, windows)])[0]
+            return self.ev.residuals_many([self.values(u, ints)])[0]
 
         state = {"J": jacobian, "u": None, "r": None, "calls": 0, "fresh": False}
 
@@ -615,7 +704,7 @@ class _Search:
             u = np.array(u, dtype=float)
             r = fun(u)  # cached: least_squares evaluated it just before
             if state["J"] is None or (state["calls"] and state["calls"] % JACOBIAN_REFRESH == 0):
-                J, fresh = self.jacobian(u, windows), True
+                J, fresh = self.jacobian(u, ints), True
             elif state["u"] is None:
                 J, fresh = state["J"], False
             else:
@@ -626,11 +715,11 @@ class _Search:
         sol = least_squares(fun, np.clip(u0, 0.0, 1.0), jac=jac, bounds=(0.0, 1.0), method="trf",
                             ftol=FIT_FTOL, xtol=FIT_XTOL, gtol=1e-8, x_scale=1.0, max_nfev=self.max_evaluations)
         fresh = state["fresh"] and state["u"] is not None and np.array_equal(state["u"], sol.x)
-        result = _Fit(dict(windows), sol.x, sol.fun, sol.jac, sol.status, sol.message, fresh)
+        result = _Fit(dict(ints), sol.x, sol.fun, sol.jac, sol.status, sol.message, fresh)
         if key not in self.fits or result.cost < self.fits[key].cost:
             self.fits[key] = result
         self.note_cost(key, result.cost)
-        self.log(f"fit at windows {self.wtext(windows)}: cost {result.cost:.4g} after {sol.nfev} evaluations"
+        self.log(f"fit at {self.itext(ints)}: cost {result.cost:.4g} after {sol.nfev} evaluations"
                  f" ({'converged' if sol.status > 0 else 'evaluation limit'})")
         return result
 
@@ -638,34 +727,32 @@ class _Search:
         """``fit`` with a finite-difference Jacobian at its solution."""
         if fit.fresh:
             return fit
-        fresh = replace(fit, jacobian=self.jacobian(fit.u, fit.windows), fresh=True)
-        self.fits[self.wkey(fit.windows)] = fresh
+        fresh = replace(fit, jacobian=self.jacobian(fit.u, fit.ints), fresh=True)
+        self.fits[self.ikey(fit.ints)] = fresh
         return fresh
 
-    # -- windows
-    def grid(self) -> list:
-        """Every combination of window values within their bounds."""
-        axes = [range(int(p.low), int(p.high) + 1) for p in self.windows]
-        return [dict(zip((p.name for p in self.windows), combo)) for combo in itertools.product(*axes)]
+    def precision(self, fit: _Fit) -> float:
+        """The cost of residuals as large as a steady-mode prediction's precision (1% each)."""
+        return NOISE_FLOOR ** 2 * len(fit.residuals)
 
-    def neighbours(self, windows: dict) -> list:
-        """The combinations of the grid that differ from ``windows`` by at most one in each window."""
-        return [w for w in self.grid() if all(abs(w[p.name] - windows[p.name]) <= 1 for p in self.windows)]
+    # -- integers
+    def grid(self, ints: dict) -> list:
+        """Every combination of the windows' values (wide integers as in ``ints``)."""
+        axes = [[int(ints[p.name])] if p.wide else range(int(p.low), int(p.high) + 1) for p in self.integers]
+        return [dict(zip((p.name for p in self.integers), combo)) for combo in itertools.product(*axes)]
 
-    def screen(self, fit: _Fit, combos: list) -> list:
-        """``[(predicted cost, windows, start u, cost at the fit's u)]`` for the ``combos`` not fitted yet.
+    def neighbours(self, ints: dict) -> list:
+        """The combinations whose windows differ from ``ints`` by at most one each (wide integers as in ``ints``)."""
+        axes = []
+        for p in self.integers:
+            v = int(ints[p.name])
+            axes.append([v] if p.wide else [x for x in (v - 1, v, v + 1) if p.low <= x <= p.high])
+        combos = [dict(zip((p.name for p in self.integers), combo)) for combo in itertools.product(*axes)]
+        return [c for c in combos if self.ikey(c) != self.ikey(ints)]
 
-        The predicted cost is that of the residuals at the fitted continuous
-        values after the linear (Gauss-Newton) step the Jacobian allows,
-        clipped to the bounds; all combinations are predicted at once.  The
-        list holds the best predicted first, then (as the linear step can
-        mislead where a bandwidth goes as one over a latency) the best by the
-        simulated cost at the fit's own values.
-        """
-        combos = [w for w in combos if self.wkey(w) not in self.fits]
-        if not combos:
-            return []
-        R = np.array(self.ev.residuals_many([self.values(fit.u, w) for w in combos]))
+    def _screen_all(self, fit: _Fit, combos: list) -> tuple:
+        """``(predicted costs, start points, costs at the fit's u)`` of ``combos`` (see :meth:`screen`)."""
+        R = np.array(self.ev.residuals_many([self.values(fit.u, c) for c in combos]))
         self.screened += len(combos)
         J = fit.jacobian
         if J is None or not J.shape[1]:
@@ -674,84 +761,148 @@ class _Search:
             starts = np.clip(fit.u - R @ np.linalg.pinv(J).T, 0.0, 1.0)
             costs = np.sum((R + (starts - fit.u) @ J.T) ** 2, axis=1)
         base = np.sum(R ** 2, axis=1)
-        for cost, windows in zip(base, combos):
-            self.note_cost(self.wkey(windows), float(cost))
+        for cost, ints in zip(base, combos):
+            self.note_cost(self.ikey(ints), float(cost))
+        return costs, starts, base
+
+    def screen(self, fit: _Fit, combos: list) -> list:
+        """``[(predicted cost, ints, start u, cost at the fit's u, fit's u)]`` for the ``combos`` not tried yet.
+
+        The predicted cost is that of the residuals at the fitted continuous
+        values after the linear (Gauss-Newton) step the Jacobian allows,
+        clipped to the bounds; all combinations are predicted at once.  The
+        list holds the best predicted first, then (as the linear step can
+        mislead where a bandwidth goes as one over a latency) the best by the
+        simulated cost at the fit's own values.
+        """
+        combos = [c for c in combos if self.ikey(c) not in self.tried]
+        if not combos:
+            return []
+        costs, starts, base = self._screen_all(fit, combos)
         order = list(np.argsort(costs, kind="stable")[:WINDOW_VERIFIED])
-        order += [i for i in np.argsort(base, kind="stable") if i not in order][:WINDOW_VERIFIED]
+        order += [i for i in np.argsort(base, kind="stable") if i not in order][:WINDOW_VERIFIED_BASE]
         return [(float(costs[i]), combos[i], starts[i], float(base[i]), fit.u) for i in order]
+
+    def explore(self, fit: _Fit, p: FreeParameter) -> list:
+        """A wide integer (the queue) searched at the fit: ranked like :meth:`screen`.
+
+        Its ladder of powers of two is screened first; then the gaps between
+        two screened values across which the cost changes (by more than 1%)
+        are halved, the two with the lowest costs at their ends at a time,
+        until none is left.  A plateau (a queue deep enough that no case
+        fills it) is left alone.  Scores are the lower of the simulated cost
+        and the cost after the linear step.
+        """
+        seen = {}     # value -> (score, predicted cost, start u, base cost)
+        values = _ladder(p)
+        for _ in range(int(p.high - p.low).bit_length() + 2):
+            combos = [{**fit.ints, p.name: v} for v in values if v not in seen]
+            if not combos:
+                break
+            costs, starts, base = self._screen_all(fit, combos)
+            for c, cost, start, b in zip(combos, costs, starts, base):
+                seen[c[p.name]] = (min(float(cost), float(b)), float(cost), start, float(b))
+            ordered = sorted(seen)
+            gaps = [(min(seen[a][0], seen[b][0]), (a + b) // 2) for a, b in zip(ordered, ordered[1:])
+                    if b - a > 1 and abs(seen[a][0] - seen[b][0]) > 0.01 * max(seen[a][0], seen[b][0])]
+            values = [mid for _, mid in sorted(gaps)[:2]]
+        ranked = sorted((item for item in seen.items() if self.ikey({**fit.ints, p.name: item[0]}) not in self.tried),
+                        key=lambda item: item[1][0])[:WINDOW_VERIFIED]
+        self.log(f"searched {p.name} over {len(seen)} values at {self.itext(fit.ints)}; best: "
+                 + ", ".join(f"{v} ({score:.3g})" for v, (score, _, _, _) in ranked))
+        return [(cost, {**fit.ints, p.name: v}, start, b, fit.u) for v, (_, cost, start, b) in ranked]
 
     def verify(self, ranked: list, jacobian) -> list:
         """Follow the best-ranked combinations with a few frozen-Jacobian (chord) steps.
 
-        Returns ``[(cost, windows, u)]`` of the best point each reached, best
+        Returns ``[(cost, ints, u)]`` of the best point each reached, best
         first; the steps of all combinations are simulated together.
         """
-        top = [[w, u, base, u0] for _, w, u, base, u0 in ranked]
+        for _, ints, _, _, _ in ranked:
+            self.tried.add(self.ikey(ints))
+        top = [[c, u, base, u0] for _, c, u, base, u0 in ranked]
         if not self.continuous:
-            return [(base, w, u0) for _, w, _, base, u0 in ranked]
+            return sorted(((base, c, u0) for _, c, _, base, u0 in ranked), key=lambda item: item[0])
         for _ in range(WINDOW_CHORD_STEPS):
-            residuals = self.ev.residuals_many([self.values(u, w) for w, u, _, _ in top])
+            residuals = self.ev.residuals_many([self.values(u, c) for c, u, _, _ in top])
             for item, r in zip(top, residuals):
                 cost = float(np.sum(r ** 2))
                 if cost < item[2]:
                     item[2], item[3] = cost, item[1]
                 item[1] = _linear_step(jacobian, r, item[1])
-        for w, _, cost, _ in top:
-            self.note_cost(self.wkey(w), cost)
-        return sorted(((cost, w, u) for w, _, cost, u in top), key=lambda item: item[0])
+        for c, _, cost, _ in top:
+            self.note_cost(self.ikey(c), cost)
+        return sorted(((cost, c, u) for c, _, cost, u in top), key=lambda item: item[0])
 
     def scan(self, fit: _Fit) -> list:
-        """One parameter at a time across its range (others at the fit): ``[(cost, windows, u)]``, best first.
+        """Parameters on a plateau or at a bound tried across their ranges (others at the fit).
 
-        A local fit cannot leave a region where some parameter has no effect
-        (DRAM efficiency while memory is far from saturated, say); the scan
-        looks past such plateaus.
+        Returns ``[(cost, ints, u)]``, best first.  A local fit cannot leave a
+        region where some parameter has no effect (a FIFO memory's efficiency
+        while memory is far from saturated, say), and may stop at a bound
+        where the predictions bend; the scan looks past both.  Parameters that
+        move a prediction inside their range are left to the fit.
         """
         points = []
         for j in range(len(self.continuous)):
+            inside = 0.01 < fit.u[j] < 0.99
+            if inside and np.max(np.abs(fit.jacobian[:, j])) * DIFF_STEP >= NEGLIGIBLE_CHANGE:
+                continue
             for fraction in SCAN_FRACTIONS:
                 if abs(fraction - fit.u[j]) >= 0.1:
                     u = np.array(fit.u, dtype=float)
                     u[j] = fraction
                     points.append(u)
-        residuals = self.ev.residuals_many([self.values(u, fit.windows) for u in points])
-        return sorted(((float(np.sum(r ** 2)), dict(fit.windows), u) for r, u in zip(residuals, points)),
+        if not points:
+            return []
+        residuals = self.ev.residuals_many([self.values(u, fit.ints) for u in points])
+        return sorted(((float(np.sum(r ** 2)), dict(fit.ints), u) for r, u in zip(residuals, points)),
                       key=lambda item: item[0])
 
-    def run(self, start_windows: dict, u0) -> _Fit:
-        """Fit at ``start_windows``, then look for better starts and refit from the most promising.
+    def run(self, start: dict, u0) -> _Fit:
+        """Fit at the integers ``start``, then look for better starts and refit from the most promising.
 
-        Each round screens window combinations (the whole grid first, then the
-        neighbours of a new best) and scans each continuous parameter across
-        its range; the best candidates of both, by simulated cost, are
-        refitted.  Rounds stop when no refit improves the best fit.
+        Each round screens combinations of the windows (the whole grid first,
+        then the neighbours of a new best) and searches each wide integer (the
+        queue, :meth:`explore`); the first round also scans parameters on a
+        plateau or at a bound.  The best candidates, by simulated cost after
+        a few chord steps, are refitted.  Rounds stop when no refit improves
+        the best fit, or when the fit is as good as a prediction is precise.
         """
-        best = self.refresh(self.fit(start_windows, u0))
-        combos = self.grid()
+        best = self.refresh(self.fit(start, u0))
+        combos = self.grid(best.ints)
         for round_no in range(SEARCH_ROUNDS):
+            if best.cost <= self.precision(best):
+                break
             candidates = []
             screened_before = self.screened
-            ranked = self.screen(best, combos) if self.windows else []
+            ranked = self.screen(best, combos)
+            for p in self.integers:
+                if p.wide:
+                    ranked += self.explore(best, p)
             if ranked:
                 checked = self.verify(ranked, best.jacobian)
-                self.log(f"screened {self.screened - screened_before} window combinations; after {WINDOW_CHORD_STEPS} linear steps: "
-                         + "; ".join(f"{self.wtext(w)} cost {c:.3g}" for c, w, _ in checked))
+                self.log(f"screened {self.screened - screened_before} combinations around {self.itext(best.ints)};"
+                         f" after {WINDOW_CHORD_STEPS} linear steps: "
+                         + "; ".join(f"{self.itext(c)} cost {cost:.3g}" for cost, c, _ in checked))
                 candidates += checked
             if self.continuous and round_no == 0:
                 scanned = self.scan(best)
-                self.log(f"scanned {len(scanned)} points one parameter at a time; best cost {scanned[0][0]:.3g}")
-                candidates += scanned[:1]
+                if scanned:
+                    self.log(f"scanned {len(scanned)} points of parameters on a plateau or at a bound;"
+                             f" best cost {scanned[0][0]:.3g}")
+                    candidates += scanned[:1]
             candidates.sort(key=lambda item: item[0])
             chosen = [c for c in candidates if c[0] < WINDOW_PROMISE * best.cost][:WINDOW_CANDIDATES]
             incumbent, improved = best, False
-            for _, windows, u_start in chosen:
-                candidate = self.fit(windows, u_start, jacobian=incumbent.jacobian)
+            for _, ints, u_start in chosen:
+                candidate = self.fit(ints, u_start, jacobian=incumbent.jacobian)
                 if candidate.cost < best.cost:
                     best, improved = candidate, True
             if not improved:
                 break
             best = self.refresh(best)
-            combos = self.neighbours(best.windows)
+            combos = self.neighbours(best.ints)
         return self.finish(best)
 
     def finish(self, best: _Fit) -> _Fit:
@@ -760,13 +911,18 @@ class _Search:
         The result has a finite-difference Jacobian at its solution.
         """
         if best.status == 0:
-            self.log(f"continuing the fit at windows {self.wtext(best.windows)}")
-            best = self.fit(best.windows, best.u, jacobian=best.jacobian)
+            self.log(f"continuing the fit at {self.itext(best.ints)}")
+            best = self.fit(best.ints, best.u, jacobian=best.jacobian)
         if best.status == 0:
             raise CalibrationError(f"the fit did not converge within {2 * self.max_evaluations} evaluations"
-                                   f" (windows {self.wtext(best.windows)}, cost {best.cost:.3g}); fit fewer"
+                                   f" ({self.itext(best.ints)}, cost {best.cost:.3g}); fit fewer"
                                    " parameters or allow more with --max-evaluations")
         return self.refresh(best)
+
+
+def _short(p: FreeParameter) -> str:
+    """``r`` for core.window.r, ``queue`` for memory.queue."""
+    return p.op if p.op else p.name.rsplit(".", 1)[1]
 
 
 def _broyden(J, du, dr):
@@ -1099,26 +1255,26 @@ def calibrate(topology, data: MeasurementSet, fit=None, cases=None, processes: i
     check_measurements(topology, subset)
     ops = frozenset(op for c in chosen for op in sim_case(c, None).ops)
     if fit and all(isinstance(p, FreeParameter) for p in fit):
-        params = list(fit)
+        params = [p.for_board(topology) if p == PARAMETERS.get(p.name) else p for p in fit]
     else:
-        params = parse_fit(fit, ops)
+        params = parse_fit(fit, topology, chosen)
     params, unusable = _usable(params, topology, ops)
     priors = {p.name: p.prior(topology) for p in params}
     log = log or (lambda text: None)
     with Evaluator(topology, subset, params, processes, seed, progress) as ev:
         search = _Search(ev, params, priors, max_evaluations, log)
-        start = {p.name: int(min(max(round(priors[p.name]), p.low), p.high)) for p in search.windows}
+        start = {p.name: int(min(max(round(priors[p.name]), p.low), p.high)) for p in search.integers}
         best = search.run(start, search.u_of(priors))
         best, classes, search = _settle(search, best, priors)
-        ranges = search.window_ranges(best)
-        moved = {p.name: int(round(priors[p.name])) for p in search.windows
-                 if not _window_determined(p, ranges[p.name]) and best.windows[p.name] != round(priors[p.name])}
+        ranges = _window_ranges(search, best)
+        moved = {p.name: int(round(priors[p.name])) for p in search.integers
+                 if not _window_determined(p, ranges[p.name]) and best.ints[p.name] != round(priors[p.name])}
         if moved:
             log("not determined, back to their priors: " + ", ".join(f"{n}={v}" for n, v in moved.items()))
-            best = search.finish(search.fit({**best.windows, **moved}, best.u))
+            best = search.finish(search.fit({**best.ints, **moved}, best.u))
             best, again, search = _settle(search, best, priors)
             classes = {**classes, **again}
-        raw = search.values(best.u, best.windows)
+        raw = search.values(best.u, best.ints)
         final_values = {p.name: p.rounded(raw[p.name]) for p in params}
         fitted = ev.predictions(final_values)  # of the values as the calibrated board writes them
         parameters = _parameter_fits(params, priors, final_values, classes, ranges) + unusable
@@ -1174,23 +1330,33 @@ def _settle(search: _Search, best: _Fit, priors: dict):
         search.log(f"holding {worst} at its prior ({classes[worst][2]}) and refitting the rest")
         fixed = {**search.fixed, **{n: priors[n] for n in held}}
         keep = [j for j, p in enumerate(search.continuous) if p.name not in fixed]
-        start_values = {**search.values(best.u, best.windows), **fixed}
-        inner = _Search(search.ev, search.continuous + search.windows, priors, search.max_evaluations, search.log,
-                        fixed=fixed)
-        inner.screened, inner.fits, inner.window_costs = search.screened, dict(search.fits), search.window_costs
-        best = inner.finish(inner.fit(best.windows, inner.u_of(start_values), jacobian=best.jacobian[:, keep]))
+        start_values = {**search.values(best.u, best.ints), **fixed}
+        inner = _Search(search.ev, search.continuous + search.integers, priors, search.max_evaluations, search.log,
+                        fixed=fixed).share(search)
+        best = inner.finish(inner.fit(best.ints, inner.u_of(start_values), jacobian=best.jacobian[:, keep]))
         search = inner
     if held:
-        values = {**search.values(best.u, best.windows), **{n: priors[n] for n in held}}
+        values = {**search.values(best.u, best.ints), **{n: priors[n] for n in held}}
         last = search
-        search = _Search(search.ev, search.continuous + search.windows, priors, search.max_evaluations, search.log,
-                         fixed={**search.fixed, **{n: priors[n] for n in held}})
-        search.screened, search.fits, search.window_costs = last.screened, last.fits, last.window_costs
+        search = _Search(search.ev, search.continuous + search.integers, priors, search.max_evaluations, search.log,
+                         fixed={**search.fixed, **{n: priors[n] for n in held}}).share(last)
         keep = [j for j, p in enumerate(last.continuous) if p.name not in held]
         best = replace(best, u=search.u_of(values), jacobian=best.jacobian[:, keep])
     out = dict(classes)
     out.update(held)
     return best, out, search
+
+
+def _window_ranges(search: _Search, best: _Fit) -> dict:
+    """``{integer name: (low, high)}``: the values whose best known cost is within one sigma of the best."""
+    dof = max(len(best.residuals) - len(search.continuous) - len(search.integers), 1)
+    tolerance = max(best.cost / dof, NOISE_FLOOR ** 2)
+    out = {}
+    for k, p in enumerate(search.integers):
+        good = [key[k] for key, cost in search.costs.items() if cost <= best.cost + tolerance]
+        value = int(best.ints[p.name])
+        out[p.name] = (min(good + [value]), max(good + [value]))
+    return out
 
 
 def _parameter_fits(params: list, priors: dict, values: dict, classes: dict, ranges: dict) -> list:
@@ -1457,7 +1623,7 @@ def _with_comment(line: str, fitted: list, shown: str, column: int, unfitted=())
     if comment is not None:
         comment = _FITTED_NOTE.sub("", comment).strip() or None  # a previous calibration's note goes
     replace_comment = comment is None or _is_assumption(comment)
-    windows = all(p.param.integer for p in fitted)
+    windows = all(p.param.name.startswith("core.window.") for p in fitted)
     if len(fitted) == 1:
         p = fitted[0]
         what = f"{p.param.description}, fitted" if replace_comment else "fitted"

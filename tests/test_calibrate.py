@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -83,16 +84,44 @@ def round_trip():
 
 # ------------------------------------------------------------------ parameters
 
-def test_default_fit_and_bounds():
-    names = [p.name for p in parse_fit()]
-    assert names == list(DEFAULT_FIT)
-    assert [p.name for p in parse_fit(ops=frozenset("rwt"))][-1] == "core.window.t"
+def test_default_fit_is_what_the_cases_can_identify():
+    quartet = load_topology("quartet")                  # a dram memory, four nodes, broadcast
+    single = [parse_case(c) for c in ("0.0.r.0", "0.0.r.1", "0.0.w.0")]
+    assert [p.name for p in parse_fit(None, quartet, single)] == [
+        "memory.latency", "link.latency", "xbar.latency", "probe.lookup", "core.window.r", "core.window.w"]
+    board = one_node()                                  # fifo, one node, two cores, probe filter
+    assert [p.name for p in parse_fit(None, board, [parse_case("0.0.r.0"), parse_case("0.0.l.0")])] == [
+        "memory.latency", "xbar.latency", "core.window.r"]
+    peaks = [parse_case("0.0.t.0"), parse_case("0.0.t.0 0.1.t.0")]
+    assert [p.name for p in parse_fit(None, board, peaks)] == [
+        "memory.latency", "memory.efficiency", "memory.queue", "xbar.latency", "core.window.t"]
+    assert [p.name for p in parse_fit()] == list(DEFAULT_FIT)
+
+
+def test_parameters_and_bounds():
     lat = PARAMETERS["memory.latency"]
     assert (lat.low, lat.high, lat.path) == (20.0, 120.0, "defaults.memory.latency")
+    dram = lat.for_board(load_topology("quartet"))
+    assert (dram.low, dram.high) == (1.0, 120.0) and "controller" in dram.description
     assert (PARAMETERS["memory.efficiency"].low, PARAMETERS["memory.efficiency"].high) == (0.4, 0.95)
     assert PARAMETERS["link.latency"].path == "link_defaults.latency"
+    queue = PARAMETERS["memory.queue"]
+    assert queue.integer and queue.wide and (queue.low, queue.high) == (1, 512)
+    assert not PARAMETERS["core.window.r"].wide
     (custom,) = parse_fit(["memory.latency=30:200"])
     assert (custom.low, custom.high) == (30.0, 200.0)
+    (deep,) = parse_fit(["memory.queue=4:2048"])
+    assert (deep.low, deep.high) == (4, 2048)
+
+
+@pytest.mark.parametrize("item, message", [
+    ("memory.efficiency", "has a dram memory (memory.model: dram), whose peak and sustained bandwidth follow from"),
+    ("memory.bandwidth=1:10", "memory.bandwidth belongs to the fifo memory only"),
+    ("memory.dram.timings.CL", "datasheet facts, not fitted"),
+])
+def test_a_parameter_the_memory_model_does_not_have_is_refused(item, message):
+    with pytest.raises(CalibrationError, match=re.escape(message)):
+        parse_fit([item], load_topology("quartet"))
 
 
 @pytest.mark.parametrize("item, message", [
@@ -100,6 +129,7 @@ def test_default_fit_and_bounds():
     ("memory.latency=50:20", "LOW < HIGH"),
     ("memory.efficiency=0.5:1.5", "at most 1"),
     ("core.window.r=1:2.5", "whole numbers"),
+    ("memory.queue=1:5000", "memory.queue bounds are whole numbers from 1 to 4096"),
 ])
 def test_bad_fit_items(item, message):
     with pytest.raises(CalibrationError, match=message):
@@ -358,8 +388,7 @@ def test_windows_far_from_the_start_are_recovered():
     truth = board.with_parameters({"defaults.memory.latency": 45.0,
                                    "defaults.core.window": {"r": 11, "w": 8, "t": 16}})
     data = synthetic(truth, ["0.0.r.0", "0.0.w.0", "0.0.t.0"])
-    fit = parse_fit(["memory.latency=20:200", "core.window.r=1:32", "core.window.w=1:32", "core.window.t=1:32"],
-                    ops=frozenset("rwt"))
+    fit = parse_fit(["memory.latency=20:200", "core.window.r=1:32", "core.window.w=1:32", "core.window.t=1:32"])
     cal = calibrate(board, data, fit=fit, cases=["0.0.r.0", "0.0.w.0", "0.0.t.0"], processes=1)
     values = {p.param.name: p.value for p in cal.parameters}
     assert (values["core.window.r"], values["core.window.w"], values["core.window.t"]) == (11, 8, 16)
@@ -379,3 +408,14 @@ def test_a_chase_is_simulated_as_a_chase_beside_streams_of_its_node():
     assert alone == pytest.approx(simulate(board, ["0.0.l.0"], size_bytes=SIZE, baseline=False)
                                   .thread("0.0.l.0")["time_ns"] / (SIZE / 64))
     assert beside > alone
+
+
+def test_the_dram_queue_is_found_by_the_peak():
+    """Two cores streaming with four lines each, behind a DRAM queue of five: only the peak sees the queue."""
+    board = one_node().with_parameters({"defaults.core.window.r": 4})
+    truth = board.with_parameters({"defaults.memory.queue": 5, "defaults.memory.latency": 60.0})
+    data = synthetic(truth, ["0.0.r.0", "0.0.r.0 0.1.r.0"])
+    cal = calibrate(board, data, fit=["memory.latency", "memory.queue", "core.window.r"], processes=1)
+    values = {p.param.name: p.value for p in cal.parameters}
+    assert values["memory.queue"] == 5 and values["core.window.r"] == 4
+    assert values["memory.latency"] == pytest.approx(60.0, abs=2.0)
