@@ -1,11 +1,14 @@
 """Calibration: fitting a board's free parameters to measured cases.
 
-A calibration fits named free parameters (:data:`PARAMETERS`: DRAM latency
-and efficiency, link, crossbar and probe latencies, the per-op outstanding
-windows, ...) to the measurements of chosen cases (by default the
-single-thread ones) by bounded least squares on relative residuals
-``(predicted - measured) / measured``, predicting every measurement with the
-model itself in steady mode.
+A calibration fits named free parameters (:data:`PARAMETERS`: the memory
+latency, a FIFO memory's efficiency, the DRAM queue, link, crossbar and probe
+latencies, the per-op outstanding windows, ...) to the measurements of chosen
+cases (by default the single-thread stride cases, the idle latency chase when
+it ran on huge pages, and the peaks: :func:`choose_cases`) by bounded least
+squares on relative residuals ``(predicted - measured) / measured``,
+predicting every measurement with the model itself in steady mode.  A
+parameter the board's memory model does not have is refused, and the default
+fit holds only what the chosen cases can identify (:func:`default_fit`).
 
 The fit in outline (``docs/calibration.md`` has the details):
 
@@ -14,19 +17,20 @@ The fit in outline (``docs/calibration.md`` has the details):
    forward-difference Jacobian of step :data:`DIFF_STEP` whose perturbed
    points are simulated together on a process pool.  Every simulation is
    cached by case and by the parameter values it depends on.
-2. Windows are integers.  After the fit at the board's own windows, every
-   combination in the window grid is screened: its residuals at the fitted
-   continuous values (cheap: a case depends only on the windows of its own
-   ops) plus the linear correction the Jacobian allows; the best are followed
-   by a few frozen-Jacobian steps.  Each continuous parameter is also tried
-   across its range (to look past plateaus).  The most promising candidates
-   are refitted, and the best fit is kept.
-3. The Jacobian at the solution gives each parameter's uncertainty (residual
-   variance, floored at the model's 1% steady-state precision).  A parameter
-   no prediction depends on, or one whose uncertainty spans more than half
-   its range, is *not determined* by the data and keeps its prior value (the
-   others are refitted); so is a window whose values across most of its grid
-   fit within one sigma.
+2. Windows and the DRAM queue are integers.  After the fit at the board's
+   own values, every combination of the windows is screened: its residuals
+   at the fitted continuous values (cheap: a case depends only on the windows
+   of its own ops) plus the linear correction the Jacobian allows; the queue
+   is screened on a ladder of powers of two and bisected where the cost
+   changes.  The best are followed by a few frozen-Jacobian steps and the
+   most promising refitted.  Parameters on a plateau or at a bound are also
+   tried across their ranges.
+3. At the solution, each continuous parameter gets a 95% interval from the
+   Jacobian (residual variance, floored at the model's 1% precision) and its
+   correlations; each integer the range of values whose cost stays within
+   the 95% level.  A parameter no prediction depends on, one whose interval
+   spans most of its range, or one correlated beyond 0.95 with another is
+   *not identified*: it keeps the board's value and the others are refitted.
 
 :func:`calibrated_yaml` writes the fitted board: the original file with the
 fitted values substituted in place (comments kept) where possible, and a
@@ -60,11 +64,15 @@ __all__ = [
     "FreeParameter",
     "PARAMETERS",
     "DEFAULT_FIT",
+    "default_fit",
     "parse_fit",
     "Calibration",
     "ParameterFit",
     "FitRow",
     "calibrate",
+    "choose_cases",
+    "chase_pages_problem",
+    "is_peak",
     "predict",
     "check_measurements",
     "calibrated_yaml",
@@ -78,7 +86,10 @@ STRIDE_OPS = frozenset({"r", "w", "t"})   # ops of the default calibration cases
 DIFF_STEP = 0.05             # finite-difference step, as a fraction of a parameter's range
 NOISE_FLOOR = 0.01           # relative precision of one steady-mode prediction (its 1% confidence target)
 NEGLIGIBLE_CHANGE = 1e-3     # a parameter whose step moves no prediction by more than this is unused
-UNDETERMINED_SPREAD = 0.5    # one-sigma uncertainty above this fraction of the range: not determined
+CONFIDENCE = 0.95            # the level of the intervals and of the integers' ranges
+CHI2_95 = 3.841              # chi-square quantile (one degree of freedom) of that level: an integer's profile
+UNIDENTIFIED_WIDTH = 0.5     # a 95% interval over more than this share of the range: not identified
+STRONG_CORRELATION = 0.95    # |r| above this with another fitted parameter: only their combination is determined
 MAX_FIT_EVALUATIONS = 15     # residual evaluations per continuous fit (Jacobians come on top)
 FIT_FTOL = 1e-2              # stop when the cost falls by less than 1% (predictions are precise to ~1%)
 FIT_XTOL = 1e-2              # ... or the step is under 1% of the scaled parameters
@@ -403,6 +414,11 @@ def sim_cases_for(topology: Topology, data: MeasurementSet) -> dict:
     return out
 
 
+def _identity(m, topology: Topology) -> bool:
+    """Whether ``m`` holds by definition: the time % of the case it is a percentage of (100)."""
+    return m.metric == "time_percent" and parse_case(m.baseline or _baseline_label(topology)).name == m.case.name
+
+
 def predicted_value(m, results: dict, topology: Topology) -> float:
     """The model's value of measurement ``m`` from simulated ``results`` (keyed like SimCase.key)."""
     size = m.size_bytes or DEFAULT_SIZE_BYTES
@@ -486,6 +502,7 @@ class Evaluator:
         self.seed = seed
         self.sims = sim_cases_for(topology, data)
         self.measured = np.array([m.value for m in data])
+        self.independent = sum(not _identity(m, topology) for m in data)   # the baseline's own time % is not
         self.cache: dict = {}
         self.simulations = 0
         self.evaluations = 0
@@ -867,19 +884,20 @@ class _Search:
         queue, :meth:`explore`); the first round also scans parameters on a
         plateau or at a bound.  The best candidates, by simulated cost after
         a few chord steps, are refitted.  Rounds stop when no refit improves
-        the best fit, or when the fit is as good as a prediction is precise.
+        the best fit, or when the fit is as good as a prediction is precise
+        (then the screen only tells which integers fit as well).
         """
         best = self.refresh(self.fit(start, u0))
         combos = self.grid(best.ints)
         for round_no in range(SEARCH_ROUNDS):
-            if best.cost <= self.precision(best):
-                break
             candidates = []
             screened_before = self.screened
             ranked = self.screen(best, combos)
             for p in self.integers:
                 if p.wide:
                     ranked += self.explore(best, p)
+            if best.cost <= self.precision(best):
+                break         # as good as a prediction is precise: the screen only tells which integers fit as well
             if ranked:
                 checked = self.verify(ranked, best.jacobian)
                 self.log(f"screened {self.screened - screened_before} combinations around {self.itext(best.ints)};"
@@ -946,26 +964,68 @@ def _linear_step(J, r, u):
 
 @dataclass(frozen=True)
 class ParameterFit:
-    """The outcome for one free parameter."""
+    """The outcome for one free parameter.
+
+    An identified parameter has its fitted ``value``, a 95% ``interval`` (for
+    an integer: the lowest and highest values that fit within the 95% level)
+    and its ``correlations`` with the other fitted parameters.  One the
+    measurements do not identify keeps the board's value (``value`` is the
+    prior) and ``note`` says why.
+    """
 
     param: FreeParameter
     prior: float | None             # None: the board has no such parameter (a link's on a one-node board)
     value: float | None
-    uncertainty: float | None       # one standard deviation, in the parameter's unit
-    determined: bool
+    uncertainty: float | None       # one standard deviation, in the parameter's unit (continuous parameters)
+    identified: bool
     note: str = ""
+    interval: tuple | None = None   # 95% (low, high), in the parameter's unit
+    correlations: dict = field(default_factory=dict, compare=False)   # other fitted parameter -> r
 
     @property
     def at_bound(self) -> bool:
+        if not self.identified:
+            return False
+        if self.param.integer:
+            return self.value in (self.param.low, self.param.high)
         span = self.param.high - self.param.low
-        return self.determined and (self.value - self.param.low < 0.01 * span
-                                    or self.param.high - self.value < 0.01 * span)
+        return self.value - self.param.low < 0.01 * span or self.param.high - self.value < 0.01 * span
+
+    @property
+    def partner(self) -> tuple | None:
+        """``(name, r)`` of the fitted parameter it is most strongly correlated with."""
+        if not self.correlations:
+            return None
+        name = max(self.correlations, key=lambda n: abs(self.correlations[n]))
+        return name, self.correlations[name]
+
+    def interval_text(self) -> str:
+        """``35.1..49.3 ns``, ``3..4`` or ``-``."""
+        if self.interval is None:
+            return "-"
+        low, high = self.interval
+        if self.param.integer:
+            return f"{int(low)}..{int(high)}" if high > low else f"{int(low)}"
+        unit = f" {self.param.unit}" if self.param.unit else ""
+        return f"{_round(low, 3)}..{_round(high, 3)}{unit}"
+
+    def partner_text(self) -> str:
+        """``-0.62 with xbar.latency`` or ``-``."""
+        if self.partner is None:
+            return "-"
+        name, r = self.partner
+        return f"{r:+.2f} with {name}"
 
     def to_dict(self) -> dict:
         return {"name": self.param.name, "path": self.param.path, "unit": self.param.unit,
-                "bounds": [self.param.low, self.param.high], "prior": self.prior, "value": self.value,
-                "uncertainty": self.uncertainty, "determined": self.determined, "at_bound": self.at_bound,
-                "integer": self.param.integer, "note": self.note}
+                "description": self.param.description, "bounds": [self.param.low, self.param.high],
+                "prior": self.prior, "value": self.value, "uncertainty": self.uncertainty,
+                "interval_95": list(self.interval) if self.interval else None, "identified": self.identified,
+                "at_bound": self.at_bound, "integer": self.param.integer,
+                "correlations": {k: round(v, 4) for k, v in self.correlations.items()},
+                "strongest_correlation": ({"parameter": self.partner[0], "r": round(self.partner[1], 4)}
+                                          if self.partner else None),
+                "note": self.note}
 
 
 @dataclass(frozen=True)
@@ -1004,14 +1064,16 @@ class Calibration:
     date: str = field(default_factory=lambda: _dt.date.today().isoformat())
     left_out: list = field(default_factory=list)   # [(measurement, why)]: default cases not fitted
     warnings: list = field(default_factory=list)   # one line each
+    correlation: dict = field(default_factory=dict)   # {"parameters": [names], "matrix": [[r]]} of the fitted ones
+    independent: int = 0                           # measurements that are not identities
 
     @property
     def fitted(self) -> list:
-        return [p for p in self.parameters if p.determined]
+        return [p for p in self.parameters if p.identified]
 
     @property
-    def undetermined(self) -> list:
-        return [p for p in self.parameters if not p.determined]
+    def unidentified(self) -> list:
+        return [p for p in self.parameters if not p.identified]
 
     @property
     def worst(self) -> FitRow:
@@ -1022,7 +1084,7 @@ class Calibration:
         return float(np.mean([abs(r.residual_percent) for r in self.rows]))
 
     def changes(self) -> dict:
-        """``with_parameters`` changes of the determined parameters."""
+        """``with_parameters`` changes of the identified parameters."""
         return {p.param.path: p.param.document_value(p.value) for p in self.fitted}
 
     def record(self) -> dict:
@@ -1034,9 +1096,13 @@ class Calibration:
             "measurements": list(self.data.files),
             "machine": self.data.machine.to_dict(),
             "cases": [c.name for c in self.cases],
-            "fitted": {p.param.name: {"value": _round(p.value, 4), "uncertainty": _maybe(p.uncertainty)}
+            "fitted": {p.param.name: {"value": _round(p.value, 4), "uncertainty": _maybe(p.uncertainty),
+                                      "interval_95": [_round(x, 4) for x in p.interval] if p.interval else None,
+                                      "at_bound": p.at_bound}
                        for p in self.fitted},
-            "not_determined": [p.param.name for p in self.undetermined],
+            "not_identified": {p.param.name: p.note for p in self.unidentified},
+            "correlation": {"parameters": self.correlation.get("parameters", []),
+                            "matrix": [[round(x, 3) for x in row] for row in self.correlation.get("matrix", [])]},
             "left_out": [{"measurement": m.key, "reason": why} for m, why in self.left_out],
             "warnings": list(self.warnings),
             "mean_abs_residual_percent": round(self.mean_abs_residual_percent, 3),
@@ -1045,9 +1111,10 @@ class Calibration:
 
     def to_dict(self) -> dict:
         return {**self.record(), "parameters": [p.to_dict() for p in self.parameters],
-                "rows": [r.to_dict() for r in self.rows], "simulations": self.simulations,
-                "evaluations": self.evaluations, "window_combinations_screened": self.screened,
-                "window_combinations_fitted": self.fitted_windows, "wall_seconds": self.wall_seconds}
+                "rows": [r.to_dict() for r in self.rows], "independent_measurements": self.independent,
+                "simulations": self.simulations, "evaluations": self.evaluations,
+                "window_combinations_screened": self.screened, "window_combinations_fitted": self.fitted_windows,
+                "wall_seconds": self.wall_seconds}
 
     def render_text(self) -> str:
         """The terminal report: the fit per measurement, then per parameter."""
@@ -1064,19 +1131,15 @@ class Calibration:
         out.append("")
         rows = []
         for p in self.parameters:
-            if p.value is None:
-                value = "-"
-            else:
-                value = p.param.format(p.value, p.uncertainty) if p.determined else p.param.format(p.value)
-            state = "fitted" if p.determined else "not determined, kept"
-            if p.at_bound:
-                state += " (at a bound)"
-            rows.append([p.param.name, value, "-" if p.prior is None else p.param.format(p.prior),
-                         p.param.bounds_text, state, p.note])
-        out += _table(["parameter", "value", "prior", "bounds", "", "note"], rows)
+            value = "-" if p.value is None else p.param.format(p.value)
+            state = ("fitted, at a bound" if p.at_bound else "fitted") if p.identified else "not identified, kept"
+            rows.append([p.param.name, value, p.interval_text(), "-" if p.prior is None else p.param.format(p.prior),
+                         p.param.bounds_text, state, p.partner_text() if p.identified else "-", p.note])
+        out += _table(["parameter", "value", "95% interval", "prior", "bounds", "", "strongest correlation",
+                       "note"], rows)
         out.append("")
         out.append(f"{self.simulations} simulations, {self.evaluations} parameter sets,"
-                   f" {self.screened} window combinations screened, {self.fitted_windows} fitted;"
+                   f" {self.screened} integer combinations screened, {self.fitted_windows} fitted;"
                    f" {self.wall_seconds:.1f} s")
         return "\n".join(out)
 
@@ -1101,59 +1164,182 @@ def _table(headers, rows) -> list:
     return lines
 
 
-# ------------------------------------------------------------------ uncertainty
+# ------------------------------------------------------------------ what the measurements identify
 
 _NO_EFFECT = "no fitted prediction depends on it"
 
 
+@dataclass(frozen=True)
+class _Verdict:
+    """Whether the measurements identify one parameter, and how well."""
+
+    identified: bool
+    sigma: float | None = None     # one standard deviation, in the parameter's unit
+    interval: tuple | None = None  # 95%, in the parameter's unit (integers: the values within the 95% level)
+    reason: str = ""               # why not identified
+    width: float = math.inf        # the interval's share of the range: which unidentified parameter goes first
+    correlations: dict = field(default_factory=dict, compare=False)
+
+
+def _noise(search: _Search, fit: _Fit) -> tuple:
+    """``(s2, q)``: the variance of one relative residual and the two-sided 95% quantile that goes with it.
+
+    The variance is the fit's residual variance over its degrees of freedom
+    (independent measurements less free parameters, at least one), floored
+    at the model's own precision (1% per prediction); Student's t quantile
+    when the residuals set it, the normal one (1.96) when the floor does.
+    """
+    from scipy.stats import norm, t
+
+    dof = max(search.ev.independent - len(search.continuous) - len(search.integers), 1)
+    variance = fit.cost / dof
+    if variance > NOISE_FLOOR ** 2:
+        return variance, float(t.ppf(0.5 + CONFIDENCE / 2, dof))
+    return NOISE_FLOOR ** 2, float(norm.ppf(0.5 + CONFIDENCE / 2))
+
+
 def _classify(search: _Search, fit: _Fit) -> dict:
-    """``{name: (determined, sigma in units, note, sigma as a fraction of the range)}``, continuous parameters."""
+    """``{name: _Verdict}`` of the continuous parameters being fitted, from the Jacobian at ``fit``.
+
+    Not identified: a parameter no prediction depends on; one whose 95%
+    interval spans more than :data:`UNIDENTIFIED_WIDTH` of its range; one
+    correlated with another beyond :data:`STRONG_CORRELATION` (only their
+    combination is determined).  Correlations are at the fitted integers.
+    """
     params = search.continuous
     if not params:
         return {}
     J = fit.jacobian
     m, n = J.shape
     unused = [float(np.max(np.abs(J[:, j]))) * DIFF_STEP < NEGLIGIBLE_CHANGE for j in range(n)]
-    dof = max(m - n, 1)
-    s2 = max(float(np.sum(fit.residuals ** 2)) / dof, NOISE_FLOOR ** 2)
+    s2, q = _noise(search, fit)
+    gradient = J.T @ fit.residuals    # half the cost's slope in the scaled coordinates
     active = [j for j in range(n) if not unused[j]]
     sigma_u = np.full(n, np.inf)
-    corr = None
+    corr = np.zeros((n, n))
     if active:
         Ja = J[:, active]
         cov = s2 * np.linalg.pinv(Ja.T @ Ja, rcond=1e-10)
         diag = np.clip(np.diag(cov), 0.0, None)
         sigma_u[active] = np.sqrt(diag)
         with np.errstate(invalid="ignore", divide="ignore"):
-            corr = cov / np.sqrt(np.outer(diag, diag))
+            c = np.nan_to_num(cov / np.sqrt(np.outer(diag, diag)), nan=0.0)
+        corr[np.ix_(active, active)] = np.clip(c, -1.0, 1.0)
         rank = np.linalg.matrix_rank(Ja, tol=1e-6 * max(1.0, float(np.abs(Ja).max())))
         if rank < len(active):
-            sv = np.linalg.svd(Ja, compute_uv=True)
-            null = sv[2][-1]  # the direction the data cannot see
+            null = np.linalg.svd(Ja)[2][-1]  # the direction the data cannot see
             for k, j in enumerate(active):
                 if abs(null[k]) > 0.3:
                     sigma_u[j] = np.inf
     out = {}
     for j, p in enumerate(params):
-        spread = float(sigma_u[j])
+        span = float(search.span[j])
+        correlations = {params[k].name: float(corr[j, k]) for k in active if k != j}
         if unused[j]:
-            out[p.name] = (False, None, _NO_EFFECT, math.inf)
-        elif not math.isfinite(spread) or spread > UNDETERMINED_SPREAD:
-            out[p.name] = (False, None, "trades off with " + _partner(params, active, corr, j), spread)
-        else:
-            out[p.name] = (True, spread * float(search.span[j]), "", spread)
+            out[p.name] = _Verdict(False, reason=_NO_EFFECT)
+            continue
+        if not math.isfinite(sigma_u[j]):
+            partner = max(correlations, key=lambda k: abs(correlations[k]), default="other parameters")
+            out[p.name] = _Verdict(False, reason=f"it trades off exactly with {partner}: only a combination is"
+                                                 " determined", correlations=correlations)
+            continue
+        lo_u, hi_u = max(0.0, fit.u[j] - q * sigma_u[j]), min(1.0, fit.u[j] + q * sigma_u[j])
+        interval = (p.low + lo_u * span, p.low + hi_u * span)
+        width = hi_u - lo_u
+        strongest = max(correlations, key=lambda k: abs(correlations[k]), default=None)
+        verdict = _Verdict(True, float(sigma_u[j] * span), interval, "", width, correlations)
+        # at a bound the cost rises inwards: the measurements want it beyond, and its interval is one-sided
+        pushing = _at_bound(fit.u[j], float(gradient[j]))
+        if strongest is not None and abs(correlations[strongest]) > STRONG_CORRELATION:
+            verdict = replace(verdict, identified=False,
+                              reason=f"r = {correlations[strongest]:+.2f} with {strongest}: only a combination"
+                                     " of the two is determined")
+        elif pushing:
+            verdict = replace(verdict, reason=f"the measurements want it {pushing} its bound")
+        elif width > UNIDENTIFIED_WIDTH:
+            text = f"{_round(interval[0], 3)}..{_round(interval[1], 3)}{' ' + p.unit if p.unit else ''}"
+            verdict = replace(verdict, identified=False,
+                              reason=f"its 95% interval {text} spans {100 * width:.0f}% of its range")
+        out[p.name] = verdict
     return out
 
 
-def _partner(params, active, corr, j) -> str:
-    if corr is None or j not in active:
-        return "other parameters"
-    k = active.index(j)
-    row = np.nan_to_num(np.abs(corr[k]), nan=0.0)
-    row[k] = 0.0
-    if row.size == 0 or row.max() == 0:
-        return "other parameters"
-    return params[active[int(np.argmax(row))]].name
+def _at_bound(u: float, gradient: float) -> str:
+    """``below``/``above`` when a scaled value sits on its lower/upper bound with the cost rising inwards."""
+    if u <= 0.01 and gradient > 0:
+        return "below"
+    if u >= 0.99 and gradient < 0:
+        return "above"
+    return ""
+
+
+def _integer_verdicts(search: _Search, best: _Fit) -> dict:
+    """``{name: _Verdict}`` of the integers: the values whose best known cost is within the 95% level.
+
+    The level is the profile's: a cost within chi-square(1) 95% (3.84) times
+    the residual variance of the best.  The costs known are those of the
+    combinations screened, followed by chord steps or refitted (an upper
+    bound of each one's best fit).  An integer whose values within the level
+    span more than half its range is not identified.
+    """
+    s2, _ = _noise(search, best)
+    threshold = best.cost + CHI2_95 * s2
+    out = {}
+    for k, p in enumerate(search.integers):
+        costs = {}
+        for key, cost in search.costs.items():
+            costs[key[k]] = min(cost, costs.get(key[k], math.inf))
+        value = int(best.ints[p.name])
+        good = [v for v, c in costs.items() if c <= threshold] + [value]
+        low, high = min(good), max(good)
+        known = sorted(costs.values())
+        if len(known) > 1 and known[-1] - known[0] <= 1e-9 * max(known[-1], 1e-12):
+            out[p.name] = _Verdict(False, reason=_NO_EFFECT)
+        elif high - low + 1 > max(2, (p.high - p.low + 1) // 2):
+            out[p.name] = _Verdict(False, interval=(low, high),
+                                   reason=f"values {low}..{high} fit within the 95% level: most of its range"
+                                          f" {int(p.low)}..{int(p.high)}")
+        else:
+            out[p.name] = _Verdict(True, interval=(low, high), width=(high - low + 1) / (p.high - p.low + 1))
+    return out
+
+
+def _correlation_matrix(search: _Search, best: _Fit, int_verdicts: dict) -> tuple:
+    """``(names, matrix)`` of the correlations between the fitted parameters.
+
+    Between two continuous parameters: from the Jacobian at the fitted
+    integers (as their intervals are).  With an integer: from the model
+    linearised in that integer with a step of one (simulated at the fit).
+    """
+    names = [p.name for p in search.continuous]
+    J = best.jacobian if best.jacobian is not None else np.zeros((len(best.residuals), 0))
+    ints = [p for p in search.integers if int_verdicts[p.name].identified]
+    points, steps = [], []
+    for p in ints:
+        v = int(best.ints[p.name])
+        step = 1 if v < p.high else -1
+        steps.append(step)
+        points.append(search.values(best.u, {**best.ints, p.name: v + step}))
+    columns = [(r - best.residuals) / step for r, step in zip(search.ev.residuals_many(points), steps)] if points else []
+    full = np.column_stack([J] + columns) if columns else J
+    out = _corr(full)
+    nc = J.shape[1]
+    if nc:
+        out[:nc, :nc] = _corr(J)
+    return names + [p.name for p in ints], np.round(out, 6)
+
+
+def _corr(J) -> np.ndarray:
+    n = J.shape[1]
+    if not n:
+        return np.zeros((0, 0))
+    cov = np.linalg.pinv(J.T @ J, rcond=1e-10)
+    diag = np.clip(np.diag(cov), 0.0, None)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        corr = np.nan_to_num(cov / np.sqrt(np.outer(diag, diag)), nan=0.0)
+    corr = np.clip((corr + corr.T) / 2, -1.0, 1.0)
+    np.fill_diagonal(corr, 1.0)
+    return corr
 
 
 # ------------------------------------------------------------------ the entry point
@@ -1238,12 +1424,13 @@ def choose_cases(data: MeasurementSet, cases=None, topology: Topology | None = N
 
 def calibrate(topology, data: MeasurementSet, fit=None, cases=None, processes: int = 2, seed: int = 1,
               max_evaluations: int = MAX_FIT_EVALUATIONS, progress=None, log=None) -> Calibration:
-    """Fit ``fit`` (names, ``NAME=LOW:HIGH`` or FreeParameters; default :data:`DEFAULT_FIT`) to ``data``.
+    """Fit ``fit`` (names, ``NAME=LOW:HIGH`` or FreeParameters; default :func:`default_fit`) to ``data``.
 
-    ``cases`` names the cases to fit (default: every single-thread case).
+    ``cases`` names the cases to fit (default: :func:`choose_cases`).
     ``progress(n)`` is called as simulations finish; ``log(text)`` with the
     steps of the search.  Raises CalibrationError when the measurements do not
-    belong to the board, a case cannot be placed, or the fit does not converge.
+    belong to the board, a case cannot be placed, a parameter is not one of
+    the board's memory model, or the fit does not converge.
     """
     started = time.perf_counter()
     topology = load_topology(topology)
@@ -1262,36 +1449,43 @@ def calibrate(topology, data: MeasurementSet, fit=None, cases=None, processes: i
     priors = {p.name: p.prior(topology) for p in params}
     log = log or (lambda text: None)
     with Evaluator(topology, subset, params, processes, seed, progress) as ev:
+        if len(params) > ev.independent:
+            warnings.append(f"{len(params)} free parameters for {ev.independent} independent measurements:"
+                            " not all of them can be identified")
         search = _Search(ev, params, priors, max_evaluations, log)
         start = {p.name: int(min(max(round(priors[p.name]), p.low), p.high)) for p in search.integers}
         best = search.run(start, search.u_of(priors))
-        best, classes, search = _settle(search, best, priors)
-        ranges = _window_ranges(search, best)
+        best, verdicts, search = _settle(search, best, priors)
+        int_verdicts = _integer_verdicts(search, best)
         moved = {p.name: int(round(priors[p.name])) for p in search.integers
-                 if not _window_determined(p, ranges[p.name]) and best.ints[p.name] != round(priors[p.name])}
+                 if not int_verdicts[p.name].identified and best.ints[p.name] != round(priors[p.name])}
         if moved:
-            log("not determined, back to their priors: " + ", ".join(f"{n}={v}" for n, v in moved.items()))
+            log("not identified, back to their priors: " + ", ".join(f"{n}={v}" for n, v in moved.items()))
             best = search.finish(search.fit({**best.ints, **moved}, best.u))
             best, again, search = _settle(search, best, priors)
-            classes = {**classes, **again}
+            verdicts = {**verdicts, **again}
+            int_verdicts = {**_integer_verdicts(search, best), **{n: int_verdicts[n] for n in moved}}
+        verdicts.update(int_verdicts)
+        names, matrix = _correlation_matrix(search, best, int_verdicts)
         raw = search.values(best.u, best.ints)
         final_values = {p.name: p.rounded(raw[p.name]) for p in params}
         fitted = ev.predictions(final_values)  # of the values as the calibrated board writes them
-        parameters = _parameter_fits(params, priors, final_values, classes, ranges) + unusable
+        parameters = _parameter_fits(params, priors, final_values, verdicts, names, matrix) + unusable
         calibrated = topology.with_parameters(
-            {p.param.path: p.param.document_value(p.value) for p in parameters if p.determined})
+            {p.param.path: p.param.document_value(p.value) for p in parameters if p.identified})
         return Calibration(prior_topology=topology, topology=calibrated, data=subset, cases=chosen,
                            parameters=parameters, rows=[FitRow(m, float(v)) for m, v in zip(subset, fitted)],
                            simulations=ev.simulations, evaluations=ev.evaluations, screened=search.screened,
                            fitted_windows=len(search.fits), wall_seconds=time.perf_counter() - started,
-                           left_out=left_out, warnings=warnings)
+                           left_out=left_out, warnings=warnings, independent=ev.independent,
+                           correlation={"parameters": names, "matrix": matrix.tolist()})
 
 
 def _usable(params: list, topology: Topology, ops: frozenset):
     """``(parameters to fit, [ParameterFit of those that cannot be])``.
 
     A link parameter on a board without links, and the window of an op no
-    chosen case uses, are not determined by construction.
+    chosen case uses, are not identified by construction.
     """
     out, unusable = [], []
     for p in params:
@@ -1308,26 +1502,28 @@ def _usable(params: list, topology: Topology, ops: frozenset):
 
 
 def _settle(search: _Search, best: _Fit, priors: dict):
-    """Hold undetermined continuous parameters at their priors, refitting the rest.
+    """Hold unidentified continuous parameters at their priors, refitting the rest.
 
     Parameters nothing depends on are held at once (that changes no
-    prediction).  Of parameters that trade off with others, the worst
-    determined is held and the rest refitted, until every free one is
-    determined.  Returns ``(fit, classes, search)``; the search is the last
+    prediction).  Of the others that are not identified (an interval over
+    most of the range, a correlation beyond 0.95), the one with the widest
+    interval is held and the rest refitted, until every free one is
+    identified.  Returns ``(fit, verdicts, search)``; the search is the last
     one (its ``fixed`` holds the held parameters).
     """
     held = {}
+    verdicts = {}
     for _ in range(len(search.continuous) + 1):
-        classes = _classify(search, best)
-        unused = [n for n, c in classes.items() if not c[0] and c[2] == _NO_EFFECT]
-        traded = [n for n, c in classes.items() if not c[0] and c[2] != _NO_EFFECT]
+        verdicts = _classify(search, best)
+        unused = [n for n, v in verdicts.items() if not v.identified and v.reason == _NO_EFFECT]
+        weak = [n for n, v in verdicts.items() if not v.identified and v.reason != _NO_EFFECT]
         for name in unused:
-            held[name] = classes[name]
-        if not traded:
+            held[name] = verdicts[name]
+        if not weak:
             break
-        worst = max(traded, key=lambda n: classes[n][3])
-        held[worst] = classes[worst]
-        search.log(f"holding {worst} at its prior ({classes[worst][2]}) and refitting the rest")
+        worst = max(weak, key=lambda n: verdicts[n].width)
+        held[worst] = verdicts[worst]
+        search.log(f"holding {worst} at its prior ({verdicts[worst].reason}) and refitting the rest")
         fixed = {**search.fixed, **{n: priors[n] for n in held}}
         keep = [j for j, p in enumerate(search.continuous) if p.name not in fixed]
         start_values = {**search.values(best.u, best.ints), **fixed}
@@ -1335,57 +1531,33 @@ def _settle(search: _Search, best: _Fit, priors: dict):
                         fixed=fixed).share(search)
         best = inner.finish(inner.fit(best.ints, inner.u_of(start_values), jacobian=best.jacobian[:, keep]))
         search = inner
-    if held:
+    if held and any(n not in search.fixed for n in held):
         values = {**search.values(best.u, best.ints), **{n: priors[n] for n in held}}
         last = search
         search = _Search(search.ev, search.continuous + search.integers, priors, search.max_evaluations, search.log,
                          fixed={**search.fixed, **{n: priors[n] for n in held}}).share(last)
         keep = [j for j, p in enumerate(last.continuous) if p.name not in held]
         best = replace(best, u=search.u_of(values), jacobian=best.jacobian[:, keep])
-    out = dict(classes)
+    out = {n: v for n, v in verdicts.items() if n not in held}
     out.update(held)
     return best, out, search
 
 
-def _window_ranges(search: _Search, best: _Fit) -> dict:
-    """``{integer name: (low, high)}``: the values whose best known cost is within one sigma of the best."""
-    dof = max(len(best.residuals) - len(search.continuous) - len(search.integers), 1)
-    tolerance = max(best.cost / dof, NOISE_FLOOR ** 2)
-    out = {}
-    for k, p in enumerate(search.integers):
-        good = [key[k] for key, cost in search.costs.items() if cost <= best.cost + tolerance]
-        value = int(best.ints[p.name])
-        out[p.name] = (min(good + [value]), max(good + [value]))
-    return out
-
-
-def _parameter_fits(params: list, priors: dict, values: dict, classes: dict, ranges: dict) -> list:
+def _parameter_fits(params: list, priors: dict, values: dict, verdicts: dict, names: list, matrix) -> list:
     out = []
     for p in params:
-        if p.integer:
-            out.append(_window_fit(p, priors[p.name], values[p.name], ranges.get(p.name)))
+        v = verdicts[p.name]
+        if not v.identified:
+            out.append(ParameterFit(p, priors[p.name], float(priors[p.name]), None, False, v.reason))
             continue
-        ok, sigma, note, _ = classes[p.name]
-        value = values[p.name] if ok else priors[p.name]
-        out.append(ParameterFit(p, priors[p.name], float(value), sigma, ok, note))
+        k = names.index(p.name)
+        correlations = {n: float(matrix[k][i]) for i, n in enumerate(names) if i != k}
+        interval = v.interval
+        if p.integer:
+            interval = (float(interval[0]), float(interval[1]))
+        out.append(ParameterFit(p, priors[p.name], float(values[p.name]), v.sigma, True, v.reason, interval,
+                                correlations))
     return out
-
-
-def _window_determined(p: FreeParameter, span: tuple) -> bool:
-    """Whether the values fitting within one sigma (``span``) cover at most half the window's grid."""
-    low, high = span
-    return high - low + 1 <= max(2, (p.high - p.low + 1) // 2)
-
-
-def _window_fit(p: FreeParameter, prior: float, value: float, span) -> ParameterFit:
-    """A window's outcome: determined unless values across most of its grid fit within one sigma."""
-    grid = f"grid {int(p.low)}..{int(p.high)}"
-    low, high = span if span else (value, value)
-    if not _window_determined(p, (low, high)):
-        return ParameterFit(p, prior, prior, None, False,
-                            f"values {low}..{high} of the {grid} fit within one sigma")
-    note = f"integer, best of the {grid}" + (f"; {low}..{high} fit within one sigma" if high > low else "")
-    return ParameterFit(p, prior, float(value), (high - low) / 2 if high > low else None, True, note)
 
 
 # ------------------------------------------------------------------ prediction (validation)
@@ -1424,12 +1596,17 @@ def _comment_block(cal: Calibration, shown: list) -> list:
              f"# fitted to {', '.join(shown)}: {cal.data.machine.description}",
              f"# cases ({len(cal.cases)}): " + "; ".join(c.name for c in cal.cases)]
     for p in cal.parameters:
-        if p.determined:
-            lines.append(f"#   {p.param.name} = {p.param.format(p.value, p.uncertainty)}"
-                         f" (prior {p.param.format(p.prior)})" + (f"; {p.note}" if p.note else ""))
+        if p.identified:
+            line = (f"#   {p.param.name} = {p.param.format(p.value)} (95%: {p.interval_text()};"
+                    f" prior {p.param.format(p.prior)})")
+            if p.at_bound:
+                line += "; at a bound"
+            if p.partner:
+                line += f"; strongest correlation {p.partner_text()}"
+            lines.append(line)
         else:
             kept = "-" if p.prior is None else p.param.format(p.prior)
-            lines.append(f"#   {p.param.name} kept at {kept}: not determined ({p.note})")
+            lines.append(f"#   {p.param.name} kept at {kept}: not identified ({p.note})")
     lines.append("# measured -> fitted (residual):")
     for r in cal.rows:
         lines.append(f"#   {r.measurement.case.name} {r.measurement.label}: {_num(r.measurement.value)} ->"
@@ -1631,11 +1808,13 @@ def _with_comment(line: str, fitted: list, shown: str, column: int, unfitted=())
         what = ("outstanding lines per core (miss buffers and prefetch), fitted" if windows and replace_comment
                 else "fitted")
     if windows:
-        values = ", ".join(f"{p.param.op}: {int(p.value)}" for p in fitted) + "; best of a grid search"
+        values = ", ".join(f"{p.param.op}: {int(p.value)}" + (f" (95%: {p.interval_text()})" if p.interval
+                                                                and p.interval[1] > p.interval[0] else "")
+                           for p in fitted) + "; best of a grid search"
     elif len(fitted) == 1:
-        values = fitted[0].param.format(fitted[0].value, fitted[0].uncertainty)
+        values = f"{fitted[0].param.format(fitted[0].value)}, 95%: {fitted[0].interval_text()}"
     else:
-        values = ", ".join(f"{p.param.name}: {p.param.format(p.value, p.uncertainty)}" for p in fitted)
+        values = ", ".join(f"{p.param.name}: {p.param.format(p.value)} (95%: {p.interval_text()})" for p in fitted)
     note = f"{what} by simnuma calibrate on {shown} ({values})"
     if unfitted and replace_comment:
         note += f"; {', '.join(unfitted)}: assumption, not fitted"

@@ -76,7 +76,7 @@ def synthetic(board, cases, **extra) -> MeasurementSet:
 @pytest.fixture(scope="module")
 def round_trip():
     board = one_node()
-    data = synthetic(board.with_parameters(TRUTH), ["0.0.r.0", "0.0.w.0", "0.0.l.0"])
+    data = synthetic(board.with_parameters(TRUTH), ["0.0.r.0", "0.0.w.0", "0.0.l.0"], huge_fraction=1.0)
     cal = calibrate(board, data, fit=["memory.latency", "memory.efficiency", "core.window.r", "probe.lookup",
                                       "link.latency"], cases=["0.0.r.0", "0.0.w.0", "0.0.l.0"], processes=1)
     return board, data, cal
@@ -149,24 +149,43 @@ def test_round_trip_recovers_the_parameters(round_trip):
     _, _, cal = round_trip
     fits = {p.param.name: p for p in cal.parameters}
     assert fits["core.window.r"].value == 4
-    assert fits["memory.latency"].determined
+    assert fits["memory.latency"].identified
     assert fits["memory.latency"].value == pytest.approx(70.0, abs=4.0)
     assert fits["memory.efficiency"].value == pytest.approx(0.6, abs=0.04)
-    assert fits["memory.latency"].uncertainty is not None and fits["memory.latency"].uncertainty < 10
+    low, high = fits["memory.latency"].interval                    # 95%, containing the truth
+    assert low < 70.0 < high and high - low < 20
+    assert fits["memory.latency"].uncertainty == pytest.approx((high - low) / 2 / 1.96, rel=0.05)
+    assert fits["core.window.r"].interval == (4, 4)
     assert max(abs(r.residual_percent) for r in cal.rows) < 2.0
 
 
-def test_round_trip_names_what_the_data_cannot_determine(round_trip):
+def test_round_trip_reports_correlations(round_trip):
+    _, _, cal = round_trip
+    names, matrix = cal.correlation["parameters"], cal.correlation["matrix"]
+    assert names == ["memory.latency", "memory.efficiency", "core.window.r"]
+    assert all(matrix[i][i] == 1.0 and matrix[i][j] == matrix[j][i] for i in range(3) for j in range(3))
+    fits = {p.param.name: p for p in cal.parameters}
+    r = matrix[0][1]
+    assert fits["memory.latency"].correlations["memory.efficiency"] == r
+    assert fits["memory.efficiency"].partner[0] == "memory.latency"
+    assert f"{r:+.2f} with memory.latency" in cal.render_text()
+    assert cal.to_dict()["parameters"][0]["strongest_correlation"]["parameter"] in names
+
+
+def test_round_trip_names_what_the_data_cannot_identify(round_trip):
     _, _, cal = round_trip
     fits = {p.param.name: p for p in cal.parameters}
-    assert not fits["probe.lookup"].determined       # no probe on a probe-filter one-node board
+    assert not fits["probe.lookup"].identified       # no probe on a probe-filter one-node board
     assert fits["probe.lookup"].value == 20.0        # kept at its prior
     assert "depends" in fits["probe.lookup"].note
-    assert not fits["link.latency"].determined
+    assert not fits["link.latency"].identified
     assert "no link" in fits["link.latency"].note
-    assert {p.param.name for p in cal.undetermined} == {"probe.lookup", "link.latency"}
+    assert {p.param.name for p in cal.unidentified} == {"probe.lookup", "link.latency"}
     text = cal.render_text()
-    assert "not determined" in text and "0.0.l.0" in text
+    assert "not identified, kept" in text and "0.0.l.0" in text
+    # four free parameters (probe.lookup among them) for three measurements
+    assert cal.warnings == ["4 free parameters for 3 independent measurements: not all of them can be identified"]
+    assert "warning: 4 free parameters for 3 independent measurements" in text
 
 
 def test_calibrated_board_file_round_trip(round_trip):
@@ -184,7 +203,10 @@ def test_calibrated_board_file_round_trip(round_trip):
     assert record["cases"] == ["0.0.r.0", "0.0.w.0", "0.0.l.0"]
     assert record["measurements"] == ["synthetic.json"]
     assert set(record["fitted"]) == {"memory.latency", "memory.efficiency", "core.window.r"}
-    assert record["not_determined"] == ["probe.lookup", "link.latency"]
+    assert set(record["not_identified"]) == {"probe.lookup", "link.latency"}
+    assert "no fitted prediction depends on it" in record["not_identified"]["probe.lookup"]
+    assert "#   probe.lookup kept at 20 ns: not identified (no fitted prediction depends on it)" in text
+    assert "#   memory.latency = " in text and "(95%: " in text and "strongest correlation" in text
     again = calibrated_yaml(cal, text, ["synthetic.json"])          # re-calibrating replaces the block and notes
     assert again.count("simnuma-calibration:") == 1
     fitted_lines = [line for line in again.splitlines() if "fitted by simnuma calibrate" in line]
@@ -206,7 +228,7 @@ def test_a_parameter_the_file_does_not_set_is_written_in_place():
     data = synthetic(board.with_parameters({"defaults.core.hold.w": 15.0}), ["0.0.w.0"])
     cal = calibrate(board, data, fit=["core.hold.w"], processes=1)
     (hold,) = cal.parameters
-    assert hold.prior == 0.0 and hold.determined
+    assert hold.prior == 0.0 and hold.identified
     assert hold.value == pytest.approx(15.0, abs=2.0)
     text = calibrated_yaml(cal, ONE_NODE, ["synthetic.json"])
     assert "\n    hold: {w: " in text                 # under core:, beside window:
@@ -219,6 +241,59 @@ def test_predict_uses_the_same_figures(round_trip):
     predicted = predict(cal.topology, data, processes=1)
     for row, value in zip(cal.rows, predicted):
         assert value == pytest.approx(row.fitted, rel=1e-9)
+
+
+# ------------------------------------------------------------------ what the measurements identify
+
+def test_a_correlated_pair_keeps_one_at_its_prior():
+    """On one node the DRAM and crossbar latencies only ever add up: only their sum is determined."""
+    board = one_node()
+    data = synthetic(board.with_parameters({"defaults.memory.latency": 70.0}), ["0.0.r.0", "0.0.w.0"])
+    cal = calibrate(board, data, fit=["memory.latency", "xbar.latency"], processes=1)
+    fits = {p.param.name: p for p in cal.parameters}
+    held = [p for p in cal.parameters if not p.identified]
+    assert len(held) == 1 and held[0].value == held[0].prior
+    assert "only a combination of the two is determined" in held[0].note
+    other = "xbar.latency" if held[0].param.name == "memory.latency" else "memory.latency"
+    assert f"with {other}" in held[0].note and fits[other].identified
+    assert max(abs(r.residual_percent) for r in cal.rows) < 1.0     # the other one takes up the sum
+    assert held[0].param.name in cal.record()["not_identified"]
+
+
+def test_a_parameter_no_measurement_pins_down_is_not_identified():
+    """Single threads far from saturating the memory barely feel its efficiency: its interval is wide."""
+    board = one_node()
+    data = synthetic(board.with_parameters({"defaults.memory.latency": 70.0}), ["0.0.r.0", "0.0.w.0"])
+    cal = calibrate(board, data, fit=["memory.latency", "memory.efficiency"], processes=1)
+    fits = {p.param.name: p for p in cal.parameters}
+    efficiency = fits["memory.efficiency"]
+    assert not efficiency.identified and efficiency.value == 0.8 and efficiency.interval is None
+    assert "95% interval" in efficiency.note and "of its range" in efficiency.note
+    assert fits["memory.latency"].identified
+    assert fits["memory.latency"].interval[0] < 70.0 < fits["memory.latency"].interval[1]
+    assert "memory.efficiency  0.8" in cal.render_text() and "not identified, kept" in cal.render_text()
+
+
+def test_a_window_whose_values_all_fit_is_not_identified():
+    """A single reader saturating a slow memory: every window from three up moves the same data."""
+    board = one_node().with_parameters({"defaults.memory.bandwidth": "2 GB/s", "defaults.core.window.r": 4})
+    cal = calibrate(board, synthetic(board, ["0.0.r.0"]), fit=["core.window.r"], processes=1)
+    (window,) = cal.parameters
+    assert not window.identified and window.value == 4
+    assert window.note == "values 3..8 fit within the 95% level: most of its range 1..8"
+
+
+def test_a_parameter_at_its_bound_is_fitted_there_and_said_so():
+    board = one_node()
+    data = synthetic(board.with_parameters({"defaults.xbar.latency": 30.0}), ["0.0.r.0", "0.0.w.0", "0.0.l.0"],
+                     huge_fraction=1.0)
+    cal = calibrate(board, data, fit=["xbar.latency"], processes=1)
+    (xbar,) = cal.parameters
+    assert xbar.identified and xbar.at_bound and xbar.value == 20.0
+    assert xbar.note == "the measurements want it above its bound"
+    assert xbar.interval[1] == pytest.approx(20.0)
+    assert "fitted, at a bound" in cal.render_text()
+    assert cal.record()["fitted"]["xbar.latency"]["at_bound"] is True
 
 
 # ------------------------------------------------------------------ checks
@@ -331,6 +406,11 @@ def test_the_chase_pages_are_read_from_a_report_defensively(tmp_path, pages, fra
     (lambda tmp: ["quartet", "quartet-single-thread", "--fit", "memory.speed"], "unknown parameter"),
     (lambda tmp: ["dual", "quartet-single-thread"], "not on board 'dual'"),
     (lambda tmp: ["quartet", "quartet-single-thread", "--jobs", "0"], "--jobs 0: expected at least 1"),
+    (lambda tmp: ["quartet", "quartet-single-thread", "--fit", "memory.efficiency"],
+     "--fit memory.efficiency: board 'quartet' has a dram memory (memory.model: dram), whose peak and sustained"
+     " bandwidth follow from its organisation and datasheet timings (memory.dram), which are facts and never"
+     " fitted; the sustained efficiency is an output; memory.efficiency belongs to the fifo memory only"),
+    (lambda tmp: ["quartet", "quartet-single-thread", "--fit", "memory.dram.timings.tRCD"], "datasheet facts"),
     (lambda tmp: ["quartet", "quartet-single-thread", "--max-evaluations", "0"],
      "--max-evaluations 0: expected at least 2"),
 ])
