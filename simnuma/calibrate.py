@@ -94,9 +94,9 @@ MAX_FIT_EVALUATIONS = 15     # residual evaluations per continuous fit (Jacobian
 FIT_FTOL = 1e-2              # stop when the cost falls by less than 1% (predictions are precise to ~1%)
 FIT_XTOL = 1e-2              # ... or the step is under 1% of the scaled parameters
 JACOBIAN_REFRESH = 2         # accepted steps between finite-difference Jacobians (Broyden updates between)
-WINDOW_VERIFIED = 4          # screened integer combinations followed by chord steps: the best predicted ...
-WINDOW_VERIFIED_BASE = 4     # ... and the best by their simulated cost at the fit's continuous values
-WINDOW_CHORD_STEPS = 3       # frozen-Jacobian Gauss-Newton steps per followed combination
+WINDOW_VERIFIED = 3          # screened integer combinations followed by chord steps: the best predicted ...
+WINDOW_VERIFIED_BASE = 2     # ... and the best by their simulated cost at the fit's continuous values
+WINDOW_CHORD_STEPS = 2       # frozen-Jacobian Gauss-Newton steps per followed combination
 WINDOW_CANDIDATES = 2        # of those, the best ones refitted ...
 WINDOW_PROMISE = 3.0         # ... if their cost is under this multiple of the incumbent's
 SEARCH_ROUNDS = 3            # rounds of looking for better starts (windows: the grid, then neighbours)
@@ -656,9 +656,14 @@ class _Search:
 
     # -- coordinates
     def values(self, u, ints: dict) -> dict:
-        """Every parameter's value: fixed ones, continuous ones from ``u``, the integers."""
+        """Every parameter's value: fixed ones, continuous ones from ``u``, the integers.
+
+        Continuous values are rounded as the calibrated board writes them
+        (four significant digits, far below any step of the search), so that
+        the board's own predictions come from the simulations of the fit.
+        """
         out = dict(self.fixed)
-        out.update({p.name: float(lo + x * s) for p, lo, x, s in zip(self.continuous, self.low, u, self.span)})
+        out.update({p.name: p.rounded(lo + x * s) for p, lo, x, s in zip(self.continuous, self.low, u, self.span)})
         out.update(ints)
         return out
 
@@ -993,11 +998,18 @@ class ParameterFit:
 
     @property
     def partner(self) -> tuple | None:
-        """``(name, r)`` of the fitted parameter it is most strongly correlated with."""
-        if not self.correlations:
+        """``(name, r)`` of the fitted parameter it is most strongly correlated with.
+
+        A continuous parameter's partner is continuous: its interval holds
+        the integers at their values, which their profiles set; an integer's
+        is any (from the model linearised in it).
+        """
+        pool = {n: r for n, r in self.correlations.items()
+                if self.param.integer or not (n in PARAMETERS and PARAMETERS[n].integer)}
+        if not pool:
             return None
-        name = max(self.correlations, key=lambda n: abs(self.correlations[n]))
-        return name, self.correlations[name]
+        name = max(pool, key=lambda n: abs(pool[n]))
+        return name, pool[name]
 
     def interval_text(self) -> str:
         """``35.1..49.3 ns``, ``3..4`` or ``-``."""
@@ -1309,18 +1321,21 @@ def _correlation_matrix(search: _Search, best: _Fit, int_verdicts: dict) -> tupl
 
     Between two continuous parameters: from the Jacobian at the fitted
     integers (as their intervals are).  With an integer: from the model
-    linearised in that integer with a step of one (simulated at the fit).
+    linearised in that integer, a central difference over its two
+    neighbours (simulated at the fit); descriptive only, as an integer is
+    set by its profile, not by a slope.
     """
     names = [p.name for p in search.continuous]
     J = best.jacobian if best.jacobian is not None else np.zeros((len(best.residuals), 0))
     ints = [p for p in search.integers if int_verdicts[p.name].identified]
-    points, steps = [], []
+    points, spans = [], []
     for p in ints:
         v = int(best.ints[p.name])
-        step = 1 if v < p.high else -1
-        steps.append(step)
-        points.append(search.values(best.u, {**best.ints, p.name: v + step}))
-    columns = [(r - best.residuals) / step for r, step in zip(search.ev.residuals_many(points), steps)] if points else []
+        low, high = max(v - 1, int(p.low)), min(v + 1, int(p.high))
+        spans.append(high - low)
+        points += [search.values(best.u, {**best.ints, p.name: x}) for x in (low, high)]
+    residuals = search.ev.residuals_many(points) if points else []
+    columns = [(residuals[2 * k + 1] - residuals[2 * k]) / spans[k] for k in range(len(ints))]
     full = np.column_stack([J] + columns) if columns else J
     out = _corr(full)
     nc = J.shape[1]
@@ -1523,13 +1538,27 @@ def _settle(search: _Search, best: _Fit, priors: dict):
             break
         worst = max(weak, key=lambda n: verdicts[n].width)
         held[worst] = verdicts[worst]
-        search.log(f"holding {worst} at its prior ({verdicts[worst].reason}) and refitting the rest")
         fixed = {**search.fixed, **{n: priors[n] for n in held}}
         keep = [j for j, p in enumerate(search.continuous) if p.name not in fixed]
         start_values = {**search.values(best.u, best.ints), **fixed}
         inner = _Search(search.ev, search.continuous + search.integers, priors, search.max_evaluations, search.log,
                         fixed=fixed).share(search)
-        best = inner.finish(inner.fit(best.ints, inner.u_of(start_values), jacobian=best.jacobian[:, keep]))
+        u = inner.u_of(start_values)
+        # moving the held ones back to their priors; the Jacobian says how far that moves the predictions
+        shift = best.jacobian @ (search.u_of(start_values) - best.u)
+        if float(np.max(np.abs(shift), initial=0.0)) < NOISE_FLOOR:
+            # a small move: one linear step of the rest with the Jacobian they have, kept if it helps
+            search.log(f"holding {worst} at its prior ({verdicts[worst].reason}); that moves no prediction by"
+                       f" 1%: one linear step of the rest")
+            J = best.jacobian[:, keep]
+            r = search.ev.residuals_many([inner.values(u, best.ints)])[0]
+            stepped = _linear_step(J, r, u)
+            r2 = search.ev.residuals_many([inner.values(stepped, best.ints)])[0]
+            u, r = (stepped, r2) if float(r2 @ r2) < float(r @ r) else (u, r)
+            best = replace(best, u=u, residuals=r, jacobian=J)
+        else:
+            search.log(f"holding {worst} at its prior ({verdicts[worst].reason}) and refitting the rest")
+            best = inner.finish(inner.fit(best.ints, u, jacobian=best.jacobian[:, keep]))
         search = inner
     if held and any(n not in search.fixed for n in held):
         values = {**search.values(best.u, best.ints), **{n: priors[n] for n in held}}
