@@ -834,27 +834,36 @@ class _Search:
                  + ", ".join(f"{v} ({score:.3g})" for v, (score, _, _, _) in ranked))
         return [(cost, {**fit.ints, p.name: v}, start, b, fit.u) for v, (_, cost, start, b) in ranked]
 
-    def verify(self, ranked: list, jacobian) -> list:
-        """Follow the best-ranked combinations with a few frozen-Jacobian (chord) steps.
+    def verify(self, ranked: list, jacobian, best_cost: float) -> list:
+        """Follow the promising ranked combinations with a few frozen-Jacobian (chord) steps.
 
-        Returns ``[(cost, ints, u)]`` of the best point each reached, best
-        first; the steps of all combinations are simulated together.
+        A combination is followed when its predicted cost or its cost at the
+        fit's values is under :data:`WINDOW_PROMISE` times ``best_cost``
+        (only those can become refit candidates).  Each step goes from the
+        best point so far along the linear (Gauss-Newton) step; a step that
+        made things worse is halved instead.  Returns ``[(cost, ints, u)]`` of
+        the best point each reached, best first; the steps of all
+        combinations are simulated together.
         """
         for _, ints, _, _, _ in ranked:
             self.tried.add(self.ikey(ints))
-        top = [[c, u, base, u0] for _, c, u, base, u0 in ranked]
         if not self.continuous:
             return sorted(((base, c, u0) for _, c, _, base, u0 in ranked), key=lambda item: item[0])
-        for _ in range(WINDOW_CHORD_STEPS):
+        # [ints, next point, best cost, best point]
+        top = [[c, u, base, u0] for pred, c, u, base, u0 in ranked if min(pred, base) < WINDOW_PROMISE * best_cost]
+        out = [(base, c, u0) for pred, c, _, base, u0 in ranked if min(pred, base) >= WINDOW_PROMISE * best_cost]
+        for _ in range(WINDOW_CHORD_STEPS if top else 0):
             residuals = self.ev.residuals_many([self.values(u, c) for c, u, _, _ in top])
             for item, r in zip(top, residuals):
                 cost = float(np.sum(r ** 2))
                 if cost < item[2]:
                     item[2], item[3] = cost, item[1]
-                item[1] = _linear_step(jacobian, r, item[1])
+                    item[1] = _linear_step(jacobian, r, item[1])
+                else:
+                    item[1] = (item[1] + item[3]) / 2
         for c, _, cost, _ in top:
             self.note_cost(self.ikey(c), cost)
-        return sorted(((cost, c, u) for c, _, cost, u in top), key=lambda item: item[0])
+        return sorted([(cost, c, u) for c, _, cost, u in top] + out, key=lambda item: item[0])
 
     def scan(self, fit: _Fit) -> list:
         """Parameters on a plateau or at a bound tried across their ranges (others at the fit).
@@ -904,9 +913,9 @@ class _Search:
             if best.cost <= self.precision(best):
                 break         # as good as a prediction is precise: the screen only tells which integers fit as well
             if ranked:
-                checked = self.verify(ranked, best.jacobian)
+                checked = self.verify(ranked, best.jacobian, best.cost)
                 self.log(f"screened {self.screened - screened_before} combinations around {self.itext(best.ints)};"
-                         f" after {WINDOW_CHORD_STEPS} linear steps: "
+                         f" the best after up to {WINDOW_CHORD_STEPS} chord steps: "
                          + "; ".join(f"{self.itext(c)} cost {cost:.3g}" for cost, c, _ in checked))
                 candidates += checked
             if self.continuous and round_no == 0:
