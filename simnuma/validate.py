@@ -148,6 +148,9 @@ class Validation:
             files = ", ".join(self.record.get("measurements", []))
             lines.append(f"calibrated {self.record.get('date', '?')} on {files}"
                          f" ({_plural(len(self.record['cases']), 'case')})")
+            unidentified = self.record.get("not_identified")
+            if isinstance(unidentified, dict) and unidentified:
+                lines.append("not identified by the calibration, the board's own values: " + ", ".join(unidentified))
         if self.excluded_cases:
             lines.append("not validated (used for calibration): " + "; ".join(self.excluded_cases))
         return lines
