@@ -101,7 +101,7 @@ WINDOW_CANDIDATES = 2        # of those, the best ones refitted ...
 WINDOW_PROMISE = 3.0         # ... if their cost is under this multiple of the incumbent's
 SEARCH_ROUNDS = 3            # rounds of looking for better starts (windows: the grid, then neighbours)
 SCAN_FRACTIONS = (1 / 6, 1 / 2, 5 / 6)   # where in its range each parameter is tried by the scan
-WIDE_INTEGER = 64            # integer parameters with more values than this (the DRAM queue) are searched on a ladder
+WIDE_INTEGER = 64            # integers with more values than this (the DRAM queue, wide windows) are searched on a ladder
 DOCUMENT_DIGITS = 4          # significant digits of a fitted value in the calibrated board
 RECORD_PREFIX = "# simnuma-calibration: "
 _BLOCK_START = "# ---- simnuma calibrate"
@@ -157,7 +157,8 @@ class FreeParameter:
         return getters[self.name]()
 
     def for_board(self, topology: Topology) -> "FreeParameter":
-        """The parameter as the board's memory model means it (``memory.latency``: its description and bounds).
+        """The parameter as the board means it: its memory model's description and bounds, and bounds
+        that hold the board's own value (an integer's reach at least twice it, as far as 64 or 4096).
 
         Raises CalibrationError when a node's memory model does not have it.
         """
@@ -168,7 +169,16 @@ class FreeParameter:
                                        f" (memory.model: {model}), {_NOT_IN_MODEL[model]}; {self.name} belongs"
                                        f" to the {' and '.join(self.models)} memory only")
         variant = _MODEL_VARIANTS.get((self.name, models[0])) if len(models) == 1 else None
-        return replace(self, **variant) if variant else self
+        out = replace(self, **variant) if variant else self
+        prior = out.prior(topology)
+        if prior is None or prior <= 0:
+            return out
+        if out.integer:
+            top = _INTEGER_MAX.get(out.name, 1024)
+            return out.with_bounds(out.low, max(out.high, min(top, 2 * int(round(prior)))))
+        if out.name == "memory.efficiency":
+            return out
+        return out.with_bounds(min(out.low, prior / 2), max(out.high, 2 * prior))
 
     def rounded(self, value: float) -> float:
         """``value`` as written to a board file: a whole number, or four significant digits."""
@@ -271,7 +281,7 @@ PARAMETERS = {p.name: p for p in (
 # every parameter a default fit may hold; default_fit() takes those the chosen cases can identify
 DEFAULT_FIT = ("memory.latency", "memory.efficiency", "memory.queue", "link.latency", "xbar.latency",
                "probe.lookup", "core.window.r", "core.window.w", "core.window.t")
-_INTEGER_MAX = {"memory.queue": 4096}   # other integers (windows): 64
+_INTEGER_MAX = {"memory.queue": 4096}   # other integers (windows): 1024
 _BOUNDS = re.compile(r"^([A-Za-z_.]+)\s*=\s*([-+0-9.eE]+)\s*:\s*([-+0-9.eE]+)$")
 
 
@@ -337,7 +347,7 @@ def _bounded(param: FreeParameter, low: float, high: float, text: str) -> FreePa
         raise CalibrationError(f"--fit {text!r}: bounds must be positive with LOW < HIGH")
     if param.name == "memory.efficiency" and high > 1:
         raise CalibrationError(f"--fit {text!r}: an efficiency is at most 1")
-    top = _INTEGER_MAX.get(param.name, 64)
+    top = _INTEGER_MAX.get(param.name, 1024)
     if param.integer and (low != int(low) or high != int(high) or high > top):
         raise CalibrationError(f"--fit {text!r}: {param.name} bounds are whole numbers from 1 to {top}")
     return param.with_bounds(low, high)
@@ -1301,7 +1311,8 @@ def _integer_verdicts(search: _Search, best: _Fit) -> dict:
     the residual variance of the best.  The costs known are those of the
     combinations screened, followed by chord steps or refitted (an upper
     bound of each one's best fit).  An integer whose values within the level
-    span more than half its range is not identified.
+    span more than half its range is not identified, unless it sits on a
+    bound with its cost rising inwards (the measurements want it beyond).
     """
     s2, _ = _noise(search, best)
     threshold = best.cost + CHI2_95 * s2
@@ -1314,8 +1325,13 @@ def _integer_verdicts(search: _Search, best: _Fit) -> dict:
         good = [v for v, c in costs.items() if c <= threshold] + [value]
         low, high = min(good), max(good)
         known = sorted(costs.values())
+        inward = costs.get(value - 1 if value == p.high else value + 1, math.inf)
+        pushing = ("above" if value == p.high else "below") if value in (p.low, p.high) and inward > best.cost else ""
         if len(known) > 1 and known[-1] - known[0] <= 1e-9 * max(known[-1], 1e-12):
             out[p.name] = _Verdict(False, reason=_NO_EFFECT)
+        elif pushing:
+            out[p.name] = _Verdict(True, interval=(low, high), reason=f"the measurements want it {pushing} its bound",
+                                   width=(high - low + 1) / (p.high - p.low + 1))
         elif high - low + 1 > max(2, (p.high - p.low + 1) // 2):
             out[p.name] = _Verdict(False, interval=(low, high),
                                    reason=f"values {low}..{high} fit within the 95% level: most of its range"
@@ -1478,7 +1494,8 @@ def calibrate(topology, data: MeasurementSet, fit=None, cases=None, processes: i
                             " not all of them can be identified")
         search = _Search(ev, params, priors, max_evaluations, log)
         start = {p.name: int(min(max(round(priors[p.name]), p.low), p.high)) for p in search.integers}
-        best = search.run(start, search.u_of(priors))
+        start_values = _start(search, subset, priors, start)
+        best = search.run({n: start_values[n] for n in start}, search.u_of(start_values))
         best, verdicts, search = _settle(search, best, priors)
         int_verdicts = _integer_verdicts(search, best)
         moved = {p.name: int(round(priors[p.name])) for p in search.integers
@@ -1503,6 +1520,48 @@ def calibrate(topology, data: MeasurementSet, fit=None, cases=None, processes: i
                            fitted_windows=len(search.fits), wall_seconds=time.perf_counter() - started,
                            left_out=left_out, warnings=warnings, independent=ev.independent,
                            correlation={"parameters": names, "matrix": matrix.tolist()})
+
+
+def _start(search: _Search, data: MeasurementSet, priors: dict, ints: dict) -> dict:
+    """Where the fit starts: the board's values, or values read off an idle chase when they fit better.
+
+    With an idle latency chase among the measurements and the memory latency
+    free, the chase sets it (the chase's latency moves one for one with
+    ``memory.latency`` in every memory model), and each free window of an op
+    measured by a single local stream starts where Little's law puts it: the
+    stream's bandwidth times the chase's latency, in lines.  A core that
+    keeps many lines in flight at a long latency (a current one, with its
+    prefetchers) is far from the board's guesses, and a local fit from those
+    trades the latency down instead of the windows up.  The start with the
+    lower cost is taken.
+    """
+    values = {**priors, **ints}
+    params = {p.name: p for p in search.continuous + search.integers}
+    chase = [m for m in data if m.metric == "thread_latency_ns" and m.case.single_thread and m.case.ops == {"l"}]
+    if not chase or "memory.latency" not in params:
+        return values
+    m = chase[0]
+    index = list(data).index(m)
+    predicted = search.ev.predictions(values)[index]
+    lat = params["memory.latency"]
+    latency = min(max(values["memory.latency"] + m.value - predicted, lat.low), lat.high)
+    guess = {**values, "memory.latency": latency}
+    for stream in data:
+        if stream.metric != "thread_GBps" or not stream.case.single_thread:
+            continue
+        spec = parse_spec(stream.thread)
+        name = f"core.window.{spec.op}"
+        if name in params and spec.node == spec.mem_node:
+            p = params[name]
+            guess[name] = int(min(max(round(stream.value * m.value / 64.0), p.low), p.high))
+    guess_ints = {n: guess[n] for n in ints}
+    costs = [float(np.sum(r ** 2)) for r in search.ev.residuals_many([search.values(search.u_of(values), ints),
+                                                                      search.values(search.u_of(guess), guess_ints)])]
+    if costs[1] < costs[0]:
+        search.log(f"starting from the idle chase: memory.latency {latency:.3g} ns, {search.itext(guess_ints)}"
+                   f" (cost {costs[1]:.3g} against {costs[0]:.3g} at the board's values)")
+        return guess
+    return values
 
 
 def _usable(params: list, topology: Topology, ops: frozenset):

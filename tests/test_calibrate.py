@@ -130,6 +130,7 @@ def test_a_parameter_the_memory_model_does_not_have_is_refused(item, message):
     ("memory.efficiency=0.5:1.5", "at most 1"),
     ("core.window.r=1:2.5", "whole numbers"),
     ("memory.queue=1:5000", "memory.queue bounds are whole numbers from 1 to 4096"),
+    ("core.window.r=1:2000", "core.window.r bounds are whole numbers from 1 to 1024"),
 ])
 def test_bad_fit_items(item, message):
     with pytest.raises(CalibrationError, match=message):
@@ -499,3 +500,19 @@ def test_the_dram_queue_is_found_by_the_peak():
     values = {p.param.name: p.value for p in cal.parameters}
     assert values["memory.queue"] == 5 and values["core.window.r"] == 4
     assert values["memory.latency"] == pytest.approx(60.0, abs=2.0)
+
+
+def test_an_idle_chase_on_huge_pages_sets_the_start():
+    """A core with many lines in flight at a long latency: the chase gives the latency, Little's law the window."""
+    board = one_node().with_parameters({"defaults.memory.bandwidth": "300 GB/s", "defaults.memory.queue": 64,
+                                        "defaults.sri.buffers": {"request": 64, "posted": 64, "response": 64},
+                                        "defaults.mct.buffers": {"response": 64, "probe": 64}})
+    truth = board.with_parameters({"defaults.memory.latency": 110.0, "defaults.core.window.r": 7})
+    data = synthetic(truth, ["0.0.r.0", "0.0.l.0"], huge_fraction=1.0)
+    lines = []
+    cal = calibrate(board, data, processes=1, log=lines.append)
+    assert any(line.startswith("starting from the idle chase: memory.latency") for line in lines)
+    values = {p.param.name: p.value for p in cal.parameters}
+    assert values["core.window.r"] == 7
+    assert values["memory.latency"] == pytest.approx(110.0, rel=0.03)
+    assert [c.name for c in cal.cases] == ["0.0.r.0", "0.0.l.0"]
