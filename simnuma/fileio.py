@@ -58,11 +58,11 @@ def write_json(path, obj) -> Path:
     return write_atomic(path, json.dumps(obj, indent=2, sort_keys=False) + "\n")
 
 
-def progress(iterable=None, total=None, desc=None, stream=None):
-    """A tqdm progress bar on a terminal, silent otherwise."""
+def progress(iterable=None, total=None, desc=None, stream=None, bar_format=None):
+    """A tqdm progress bar on a terminal, silent otherwise (``bar_format``: tqdm's, default its own)."""
     from tqdm import tqdm
 
     stream = stream or sys.stderr
     disable = not (hasattr(stream, "isatty") and stream.isatty())
     return tqdm(iterable, total=total, desc=desc, file=stream, disable=disable, leave=False,
-                dynamic_ncols=True)
+                dynamic_ncols=True, bar_format=bar_format)

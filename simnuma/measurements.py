@@ -19,7 +19,8 @@ number comes from, and the machine it was measured on.  Metrics:
 
 :func:`load_measurements` reads, and may mix, three sources:
 
-* the native benchmark's JSON report (``"format": "simnuma-bench/1"``): per
+* the native benchmark's JSON report (``"format": "simnuma-bench/2"``, or
+  ``simnuma-bench/1`` from before the latency chase ran on huge pages): per
   foreground thread its best repetition's GB/s (``thread_GBps``), or for a
   latency chase (op ``l``) its best time per access (``thread_latency_ns``);
 * a benchmark suite (``simnuma bench suite -o DIR``): the folder, or its
@@ -60,11 +61,15 @@ __all__ = [
     "parse_case",
     "REFERENCE_FORMAT",
     "BENCH_FORMAT",
+    "BENCH_FORMATS",
     "SUITE_FORMAT",
 ]
 
 REFERENCE_FORMAT = "simnuma-reference/1"
-BENCH_FORMAT = "simnuma-bench/1"
+BENCH_FORMAT = "simnuma-bench/2"
+# every benchmark report format this loader reads: version 2 added the pages of each thread's arrays
+# (the latency chase on huge pages); a version 1 chase ran on base pages
+BENCH_FORMATS = ("simnuma-bench/1", BENCH_FORMAT)
 SUITE_FORMAT = "simnuma-bench-suite/1"
 
 # metric -> (unit, what it needs besides the case, the unit kind of a value given with a unit)
@@ -335,7 +340,7 @@ def _load_file(path: Path, shown: str) -> MeasurementSet:
     if path.suffix.lower() == ".json" or content.lstrip().startswith("{"):
         data = _parse_json(content, shown)
         kind = data.get("format") if isinstance(data, dict) else None
-        if kind == BENCH_FORMAT:
+        if kind in BENCH_FORMATS:
             return _set_from_reports([(data, shown)], shown)
         if kind == SUITE_FORMAT:
             return _load_suite_index(data, path.parent, shown)
@@ -581,7 +586,7 @@ def _report_measurements(report: dict, shown: str, machine: MachineInfo) -> list
             raise CalibrationError(f"{shown}: thread {label!r} has no positive {metric} ({value!r})")
         out.append(Measurement(case=case, metric=metric, value=value, source=source, machine=machine,
                                origin=shown, thread=label, size_bytes=size if isinstance(size, int) else None,
-                               caveat=_caveat(t),
+                               caveat=_caveat(t, parse_spec(label).op),
                                huge_fraction=thread_huge_fraction(t)))
     return out
 
@@ -601,10 +606,11 @@ def thread_huge_fraction(thread: dict) -> float | None:
 
 
 CPU_SHARE_TRUSTED = 0.9    # a thread with less of its CPU than this shared it with other work
-SPREAD_TRUSTED = 0.05      # repetitions spreading more than this were disturbed
+SPREAD_TRUSTED = 0.05      # repetitions spread more than this were disturbed
+HUGE_TRUSTED = 0.99        # a latency chase with less of its array on huge pages also measures page walks
 
 
-def _caveat(thread: dict) -> str:
+def _caveat(thread: dict, op: str) -> str:
     """Why a benchmark thread's figure may not be trusted ('' when nothing is known against it)."""
     notes = []
     share = thread.get("cpu_share")
@@ -614,7 +620,19 @@ def _caveat(thread: dict) -> str:
     spread = thread.get("spread")
     if isinstance(spread, (int, float)) and spread > SPREAD_TRUSTED:
         notes.append(f"repetitions spread {100 * spread:.0f}%")
+    if op == "l":
+        notes += _chase_pages_caveat(thread.get("pages"))
     return "; ".join(notes)
+
+
+def _chase_pages_caveat(pages) -> list:
+    """A latency chase not (wholly) on huge pages times page walks as well as memory."""
+    if not isinstance(pages, dict):
+        return ["the chase ran on base pages (a simnuma-bench/1 report): its latency includes TLB misses"]
+    fraction = pages.get("huge_fraction")
+    if isinstance(fraction, (int, float)) and fraction < HUGE_TRUSTED:
+        return [f"the chase had {100 * fraction:.0f}% of its array on huge pages: its latency includes TLB misses"]
+    return []
 
 
 def _set_from_reports(reports, shown: str) -> MeasurementSet:
@@ -622,7 +640,7 @@ def _set_from_reports(reports, shown: str) -> MeasurementSet:
     machine = None
     out = []
     for report, name in reports:
-        if report.get("format") != BENCH_FORMAT:
+        if report.get("format") not in BENCH_FORMATS:
             raise CalibrationError(f"{name}: expected format {BENCH_FORMAT!r}, got {report.get('format')!r}")
         this = _machine_of_report(report, name)
         if machine is not None and this.key != machine.key:
@@ -660,7 +678,7 @@ def _load_suite_dir(folder: Path) -> MeasurementSet:
     reports = []
     for path in sorted(folder.glob("*.json")):
         data = _parse_json(_read_text(path, str(path)), str(path))
-        if isinstance(data, dict) and data.get("format") == BENCH_FORMAT:
+        if isinstance(data, dict) and data.get("format") in BENCH_FORMATS:
             reports.append((data, str(path)))
     if not reports:
         raise CalibrationError(f"{folder}: no suite.json and no benchmark report ({BENCH_FORMAT}) in this folder")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -219,3 +220,38 @@ def test_parse_case_forms():
     assert parse_case("0.0.w.0 0.1.w.0 bg 1.0.r.1@0.5GB/s").background == ("1.0.r.1@0.5GB/s",)
     assert parse_case(["0.0.w.0"], ["1.0.r.1@500MB/s"]).name == "0.0.w.0 bg 1.0.r.1@0.5GB/s"
     assert parse_case("0.0.r.0 0.1.t.0").ops == frozenset({"r", "t"})
+
+
+# ------------------------------------------------------------------ report versions
+
+V1 = Path(__file__).parent / "bench" / "fixtures" / "v1"
+
+
+def test_version_1_suite_still_loads():
+    """A suite written before the chase ran on huge pages (simnuma-bench/1 reports): every case, as before."""
+    data = load_measurements(V1 / "suite")
+    assert len(data.cases) == 9 and len(data) == 12
+    assert data.machine.nodes == ((0, 2, True),)
+    chase = next(m for m in data if m.metric == "thread_latency_ns")
+    assert chase.case.name == "0.0.l.0" and chase.value > 0
+    assert "base pages (a simnuma-bench/1 report)" in chase.caveat
+    reader = next(m for m in data if m.key == "0.0.r.0 | 0.0.r.0 GB/s")
+    assert "pages" not in reader.caveat
+
+
+def test_version_1_report_still_loads():
+    (m,) = load_measurements(V1 / "chase.json")
+    assert (m.metric, m.thread, m.size_bytes) == ("thread_latency_ns", "0.0.l.0", 8 << 20)
+    assert json.loads((V1 / "chase.json").read_text())["format"] == "simnuma-bench/1"
+
+
+@pytest.mark.parametrize("fraction, caveat", [(1.0, ""), (0.5, "50% of its array on huge pages")])
+def test_version_2_chase_caveat_follows_its_huge_pages(tmp_path, fraction, caveat):
+    report = bench_report([("0.0.l.0", "foreground", 0.6, 98.5)])
+    report["format"] = "simnuma-bench/2"
+    report["threads"][0]["pages"] = {"requested": "huge", "advice": "hugepage", "huge_bytes": int(fraction * (1 << 20)),
+                                     "huge_fraction": fraction, "page_bytes": 2 << 20 if fraction >= 0.5 else 4096}
+    path = tmp_path / "l.json"
+    path.write_text(json.dumps(report))
+    (m,) = load_measurements(path)
+    assert (caveat in m.caveat) if caveat else m.caveat == ""

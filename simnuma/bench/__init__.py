@@ -4,7 +4,10 @@
 - :mod:`.host` reads the machine's nodes, CPUs, memory and caches from sysfs
   and places thread specs on it;
 - :mod:`.run` runs the benchmark (:func:`run_bench`);
-- :mod:`.suite` runs the standard cases for a host (:func:`run_suite`);
+- :mod:`.suite` plans and runs the standard cases for a host (:func:`run_suite`),
+  :mod:`.estimate` says beforehand how long that takes;
+- :mod:`.curves` turns a suite's loaded-latency cases into bandwidth-latency
+  curves (:func:`curves_from_suite`);
 - :mod:`.skeleton` writes a board description of the host;
 - :mod:`.cli` registers ``simnuma bench``.
 
@@ -12,10 +15,11 @@ Importing this package compiles nothing.
 """
 from __future__ import annotations
 
+from .curves import Curve, curves_from_suite
 from .host import Host, discover_host, resolve_threads
 from .run import run_bench
 from .skeleton import host_topology_yaml
-from .suite import run_suite, suite_cases
+from .suite import run_suite, suite_cases, suite_plan
 
-__all__ = ["run_bench", "run_suite", "suite_cases", "discover_host", "resolve_threads", "host_topology_yaml",
-           "Host"]
+__all__ = ["run_bench", "run_suite", "suite_cases", "suite_plan", "discover_host", "resolve_threads",
+           "host_topology_yaml", "curves_from_suite", "Curve", "Host"]

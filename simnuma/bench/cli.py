@@ -2,7 +2,8 @@
 
 - ``bench build [--print-cmd]``: compile the benchmark into the cache (or show how to build it by hand);
 - ``bench run SPEC... [--bg SPEC...] [--size] [--reps] [-o FILE.json]``: run one case;
-- ``bench host [-o FILE.yaml]``: a board description of this machine for ``simnuma topo``;
+- ``bench host [-o FILE.yaml] [--suite DIR]``: a board description of this machine for ``simnuma topo``,
+  with the memory's bandwidth-latency curves when given a suite;
 - ``bench suite [-o DIR]``: the standard cases for this host, one JSON each plus ``suite.json``.
 """
 from __future__ import annotations
@@ -14,9 +15,12 @@ import sys
 from ..errors import BenchError, SimnumaError
 from ..fileio import write_atomic, write_json
 from ..units import parse_bandwidth_GBps
+from ..workload import parse_spec
 from .build import build_binary, manual_build_command, planned_build
-from .host import discover_host
-from .run import run_bench, summary_lines
+from .curves import curves_from_reports, read_suite
+from .estimate import format_duration
+from .host import Host, discover_host
+from .run import PAGES, run_bench, summary_lines
 from .skeleton import host_topology_yaml
 from .suite import run_suite
 
@@ -41,6 +45,7 @@ def register(sub) -> None:
     _size_and_reps(run)
     run.add_argument("--allow-misplaced", action="store_true",
                      help="run even if under 99%% of an array's pages are on the intended node")
+    _pages(run)
     run.add_argument("-o", "--output", metavar="FILE.json", help="write the JSON here (default: stdout)")
     run.set_defaults(func=cmd_run)
 
@@ -53,6 +58,9 @@ def register(sub) -> None:
                            " (channels x transfer rate x 8 B); single-thread cases cannot determine it")
     host.add_argument("--memory-source", metavar="TEXT",
                       help="where --memory-bandwidth comes from, kept in the file's comment")
+    host.add_argument("--suite", metavar="DIR",
+                      help="a suite of this machine (simnuma bench suite -o DIR): describe the memory by the"
+                           " bandwidth-latency curves of its loaded-latency cases (memory.model: curve)")
     host.set_defaults(func=cmd_host)
 
     suite = bsub.add_parser("suite", help="run the standard cases for this host")
@@ -63,6 +71,7 @@ def register(sub) -> None:
                        help="passes over all cases, alternately forwards and backwards; each case's report merges"
                             " its N x reps repetitions, so that all cases sample the same stretch of a drifting"
                             " machine (default 5)")
+    _pages(suite)
     suite.set_defaults(func=cmd_suite)
 
 
@@ -70,6 +79,12 @@ def _size_and_reps(parser, reps_help: str = "timed repetitions (default 5)", def
     parser.add_argument("--size", metavar="BYTES",
                         help="bytes per array, e.g. 64MiB (default: 4 x the last-level cache, at least 64 MiB)")
     parser.add_argument("--reps", default=default_reps, metavar="N", help=reps_help)
+
+
+def _pages(parser) -> None:
+    parser.add_argument("--pages", default="auto", metavar="|".join(PAGES),
+                        help="pages of the arrays: auto (default) puts the latency chase on transparent huge pages"
+                             " and the streaming ops on base pages; huge or base puts every array on them")
 
 
 def cmd_build(args) -> int:
@@ -90,7 +105,7 @@ def _print_warnings(report: dict) -> None:
 
 def cmd_run(args) -> int:
     report = run_bench(args.specs, args.bg, size_bytes=args.size, reps=args.reps,
-                       allow_misplaced=args.allow_misplaced)
+                       allow_misplaced=args.allow_misplaced, pages=args.pages)
     if args.output:
         write_json(args.output, report)
         print("\n".join(summary_lines(report)))
@@ -107,8 +122,13 @@ def cmd_host(args) -> int:
         bandwidth = _memory_bandwidth(args.memory_bandwidth)
     elif args.memory_source is not None:
         raise BenchError("--memory-source says where --memory-bandwidth comes from; give --memory-bandwidth too")
-    text = host_topology_yaml(discover_host(args.sysfs), name=args.name, memory_bandwidth_GBps=bandwidth,
-                              memory_source=args.memory_source)
+    host = discover_host(args.sysfs)
+    curves, source = (_suite_curves(args.suite, host) if args.suite else ([], ""))
+    if curves and bandwidth is not None:
+        raise BenchError("--memory-bandwidth: the memory follows the suite's curves, whose last points are the most"
+                         " each mix reaches; drop --memory-bandwidth (or --suite)")
+    text = host_topology_yaml(host, name=args.name, memory_bandwidth_GBps=bandwidth,
+                              memory_source=args.memory_source, curves=curves, curves_source=source)
     if args.output:
         write_atomic(args.output, text)
         print(f"wrote {args.output}")
@@ -117,13 +137,48 @@ def cmd_host(args) -> int:
     return 0
 
 
+def _suite_curves(folder, host: Host) -> tuple:
+    """``(curves, source text)`` of a suite of ``host``; BenchError when it is another machine's."""
+    index, reports = read_suite(folder)
+    measured = index.get("host") if isinstance(index.get("host"), dict) else {}
+    theirs = [(n.get("id"), len(n.get("cpus") or [])) for n in measured.get("nodes") or [] if isinstance(n, dict)]
+    ours = [(n.id, len(n.cpus)) for n in host.nodes]
+    if theirs != ours or measured.get("cpu_model") != host.cpu_model:
+        raise BenchError(f"--suite {folder}: measured on {measured.get('cpu_model')!r} with nodes and CPUs {theirs},"
+                         f" but this host is {host.cpu_model!r} with {ours}: the suite of another machine")
+    curves = curves_from_reports(reports)
+    if not curves:
+        print(f"note: --suite {folder} has no loaded-latency cases (a latency chase beside streams, and the chase"
+              " alone): the memory keeps its placeholders", file=sys.stderr)
+        return [], ""
+    shared = [case for curve in curves for case in curve.untrusted]
+    if shared:
+        print(f"warning: {len(shared)} point(s) of the curves were measured only while the chase shared its CPU with"
+              f" other work (first: {shared[0]!r}): rerun the suite on a quiet machine", file=sys.stderr)
+    date = index.get("date") or next((r.get("date") for _, r in reports if r.get("date")), "an unknown date")
+    return curves, f"measured by simnuma bench suite on {host.cpu_model}, {str(date)[:10]} ({folder})"
+
+
 def cmd_suite(args) -> int:
-    index = run_suite(args.output, size_bytes=args.size, reps=args.reps, rounds=args.rounds)
+    index = run_suite(args.output, size_bytes=args.size, reps=args.reps, rounds=args.rounds, pages=args.pages,
+                      announce=lambda line: print(line, flush=True))
+    estimate = index["estimate"]
     print(f"{len(index['cases'])} cases in {index['elapsed_seconds']:.1f} s"
-          f" ({len(index['skipped'])} skipped); index {args.output}/suite.json")
+          f" ({len(index['skipped'])} skipped; measuring took {format_duration(estimate['measured_seconds'])},"
+          f" estimated {format_duration(estimate['seconds'])}); index {args.output}/suite.json")
     for case in index["cases"]:
         total = case.get("foreground_total_GBps")
-        print(f"  {case['name']:<48} {total:8.3f} GB/s total  {case['wall_seconds']['min']:.4f} s")
+        chase = [t["ns_per_access_median"] for spec, t in case["threads"].items()
+                 if t["role"] == "foreground" and parse_spec(spec).op == "l"]
+        figure = f"{chase[0]:8.1f} ns chase " if len(chase) == 1 else f"{total:8.3f} GB/s total"
+        print(f"  {case['name']:<48} {figure}  {case['wall_seconds']['min']:.4f} s")
+    curves = curves_from_reports(read_suite(args.output)[1])
+    for curve in curves:
+        points = ", ".join(f"{p.bandwidth_GBps:.1f} GB/s {p.latency_ns:.0f} ns{'' if p.trusted else ' *'}"
+                           for p in curve.points)
+        print(f"curve {curve.mix} (read fraction {curve.read_fraction}): {points}")
+    if any(curve.untrusted for curve in curves):
+        print("  * the chase shared its CPU with other work in every repetition of this point")
     for observation in index["observations"]:
         verdict = "holds" if observation["holds"] else "does not hold"
         print(f"{observation['claim']}: {verdict} ({observation['one_thread_GBps']:.3f} GB/s alone,"

@@ -10,7 +10,10 @@ Everything comes from files, so a fixture tree can stand in for ``/sys``:
 - distances: ``nodeN/distance`` (the firmware's SLIT, 10 = local);
 - caches: ``ROOT/devices/system/cpu/cpuX/cache/index*/{level,type,size}`` of the
   first CPU; the last-level cache sets the default array size;
-- transparent huge pages and the cpufreq governor, where readable.
+- hardware threads sharing a core: ``ROOT/devices/system/cpu/cpuX/topology/
+  thread_siblings_list``, where readable;
+- transparent huge pages (the mode and the huge page size) and the cpufreq
+  governor, where readable.
 
 :func:`resolve_threads` applies the same rules, with the same messages, as the
 native benchmark (``stride.c``), so bad requests fail before anything runs.
@@ -41,6 +44,7 @@ __all__ = [
 ]
 
 MIN_DEFAULT_BYTES = 64 << 20
+DEFAULT_SIZE_ALIGN = 2 << 20  # the default size is whole 2 MiB: whole huge pages on x86
 _NODE_DIR = re.compile(r"^node(\d{1,6})$")
 
 
@@ -81,6 +85,8 @@ class Host:
     kernel: str
     numa_visible: bool
     hypervisor: bool = False
+    huge_page_bytes: int | None = None  # transparent huge page size (hpage_pmd_size), None when unknown
+    thread_siblings: tuple = ()         # groups of CPUs that are hardware threads of one core (where sysfs says)
 
     @property
     def node_ids(self) -> tuple:
@@ -95,6 +101,13 @@ class Host:
             if n.id == node_id:
                 return n
         return None
+
+    def siblings(self, cpu: int) -> tuple:
+        """The other hardware threads of ``cpu``'s core (empty when none, or unknown)."""
+        for group in self.thread_siblings:
+            if cpu in group:
+                return tuple(c for c in group if c != cpu)
+        return ()
 
     def distance(self, a: int, b: int) -> int | None:
         if self.distances is None:
@@ -115,6 +128,8 @@ class Host:
             "caches": [{"level": c.level, "type": c.type, "size_bytes": c.size_bytes} for c in self.caches],
             "llc_bytes": self.llc_bytes,
             "transparent_hugepage": self.transparent_hugepage,
+            "huge_page_bytes": self.huge_page_bytes,
+            "thread_siblings": [list(g) for g in self.thread_siblings],
             "cpufreq_governor": self.cpufreq_governor,
         }
 
@@ -267,6 +282,25 @@ def _thp_mode(root: Path) -> str | None:
     return m.group(1) if m else None
 
 
+def _huge_page_bytes(root: Path) -> int | None:
+    text = _read(root / "kernel/mm/transparent_hugepage/hpage_pmd_size")
+    return int(text) if text and text.isdigit() and int(text) > 0 else None
+
+
+def _thread_siblings(root: Path, nodes) -> tuple:
+    """Groups of two or more CPUs that share a core, from each CPU's ``topology/thread_siblings_list``."""
+    groups = set()
+    for cpu in (c for n in nodes for c in n.cpus):
+        text = _read(root / f"devices/system/cpu/cpu{cpu}/topology/thread_siblings_list")
+        try:
+            group = parse_cpulist(text) if text else ()
+        except ValueError:
+            continue
+        if len(group) > 1:
+            groups.add(tuple(sorted(group)))
+    return tuple(sorted(groups))
+
+
 def discover_host(sysfs_root="/sys") -> Host:
     """Read the machine's nodes, CPUs, memory, distances and caches from ``sysfs_root``."""
     root = Path(sysfs_root)
@@ -298,16 +332,17 @@ def discover_host(sysfs_root="/sys") -> Host:
         kernel=f"{platform.system()} {platform.release()}",
         numa_visible=bool(ids),
         hypervisor=bool(re.search(r"^flags\s*:.*\bhypervisor\b", cpuinfo, re.MULTILINE)),
+        huge_page_bytes=_huge_page_bytes(root),
+        thread_siblings=_thread_siblings(root, nodes),
     )
 
 
 # ------------------------------------------------------------------ placing
 
 def default_size_bytes(host: Host) -> int:
-    """4 x the last-level cache, at least 64 MiB, in whole MiB (as the native benchmark does)."""
+    """4 x the last-level cache, at least 64 MiB, in whole 2 MiB (as the native benchmark does)."""
     size = max(MIN_DEFAULT_BYTES, 4 * host.llc_bytes)
-    mib = 1 << 20
-    return (size + mib - 1) // mib * mib
+    return (size + DEFAULT_SIZE_ALIGN - 1) // DEFAULT_SIZE_ALIGN * DEFAULT_SIZE_ALIGN
 
 
 def array_count(op: str) -> int:

@@ -6,7 +6,7 @@ single-thread and multi-thread cases see different machines, and comparing
 them measures the drift.  :func:`run_suite` therefore measures in rounds: each
 round runs every case with a few repetitions, and the rounds' reports of a case
 are merged here, repetition by repetition, into one report of the same format
-(``simnuma-bench/1``) as if the native benchmark had run them all.
+(``simnuma-bench/2``) as if the native benchmark had run them all.
 
 Every summary is recomputed from the per-repetition arrays with the native
 benchmark's rules: a foreground thread's best GB/s is its median bytes over its
@@ -71,6 +71,8 @@ def _merge_thread(parts: list) -> dict:
     merged["cpu_share"] = {"min": min(shares), "median": median(shares), "all": shares}
     merged["spread"] = (max(seconds) - min(seconds)) / min(seconds) if min(seconds) > 0 else 0.0
     merged["placement"] = min((p["placement"] for p in parts), key=_placement_rank)
+    if "pages" in merged:
+        merged["pages"] = min((p["pages"] for p in parts), key=_pages_rank)
     return merged
 
 
@@ -78,6 +80,14 @@ def _placement_rank(placement: dict) -> float:
     """The least well placed round represents the case (unverified counts as worst)."""
     fraction = placement.get("fraction")
     return -1.0 if fraction is None else fraction
+
+
+def _pages_rank(pages: dict) -> float:
+    """The round furthest from the pages requested represents the case (not measured counts as furthest)."""
+    fraction = pages.get("huge_fraction")
+    if fraction is None:
+        return -1.0
+    return fraction if pages.get("requested") == "huge" else 1.0 - fraction
 
 
 def _repetition_warnings(threads: list) -> list:
@@ -95,7 +105,7 @@ def _repetition_warnings(threads: list) -> list:
 
 
 def merge_reports(reports: list) -> dict:
-    """One ``simnuma-bench/1`` report holding every repetition of ``reports`` (one per round, same case).
+    """One report holding every repetition of ``reports`` (one per round, same case), in their format.
 
     The merged report keeps the first round's header, counts all repetitions
     in ``reps``, and lists the rounds (``date``, ``reps``, ``command``) under

@@ -3,7 +3,7 @@
 :func:`run_bench` checks the request against the host first (so a bad spec or
 an array that cannot fit fails with the same one-line message the native
 program would give, before anything is compiled), builds the benchmark if
-needed, runs it, and returns its JSON report (format ``simnuma-bench/1``) as a
+needed, runs it, and returns its JSON report (format ``simnuma-bench/2``) as a
 dict.  :func:`summary_lines` renders a report for people.
 """
 from __future__ import annotations
@@ -16,9 +16,12 @@ from ..units import UnitError, parse_size_bytes
 from .build import binary_path
 from .host import Host, discover_host, resolve_threads
 
-__all__ = ["run_bench", "parse_size", "parse_reps", "parse_count", "summary_lines", "FORMAT", "stride_command"]
+__all__ = ["run_bench", "parse_size", "parse_reps", "parse_count", "parse_pages", "summary_lines", "FORMAT",
+           "FORMATS", "PAGES", "stride_command"]
 
-FORMAT = "simnuma-bench/1"
+FORMAT = "simnuma-bench/2"
+FORMATS = ("simnuma-bench/1", FORMAT)  # every report format a reader of reports accepts
+PAGES = ("auto", "huge", "base")  # --pages: auto = huge pages for the l chase, base pages for r, w, t
 
 
 def parse_size(text) -> int:
@@ -48,14 +51,23 @@ def parse_reps(text) -> int:
     return parse_count(text, "--reps", 1_000_000)
 
 
-def stride_command(binary, placed, size_bytes: int | None, reps: int, allow_misplaced: bool) -> list:
+def parse_pages(text) -> str:
+    """``auto``, ``huge`` or ``base``; BenchError (one line) otherwise."""
+    raw = str(text).strip()
+    if raw not in PAGES:
+        raise BenchError(f"--pages {raw!r}: expected auto, huge or base")
+    return raw
+
+
+def stride_command(binary, placed, size_bytes: int | None, reps: int, allow_misplaced: bool,
+                   pages: str = "auto") -> list:
     """The native command line for resolved threads."""
     argv = [str(binary)]
     for thread in placed:
         argv += ["--bg", thread.label] if thread.role == "background" else [thread.label]
     if size_bytes is not None:
         argv += ["--size", str(size_bytes)]
-    argv += ["--reps", str(reps)]
+    argv += ["--reps", str(reps), "--pages", pages]
     if allow_misplaced:
         argv.append("--allow-misplaced")
     return argv
@@ -74,11 +86,13 @@ def _failure(done: subprocess.CompletedProcess) -> BenchError:
 
 
 def run_bench(specs, background=(), size_bytes=None, reps: int = 5, allow_misplaced: bool = False,
-              host: Host | None = None) -> dict:
+              host: Host | None = None, pages: str = "auto") -> dict:
     """Run foreground ``specs`` and ``background`` specs together; return the JSON report.
 
     ``size_bytes`` is the size of each array (default: 4 x the last-level
-    cache, at least 64 MiB); ``reps`` the number of timed repetitions.
+    cache, at least 64 MiB); ``reps`` the number of timed repetitions;
+    ``pages`` the pages of the arrays (``auto``: huge pages for the latency
+    chase, base pages for the streaming ops; ``huge`` or ``base`` for all).
     Raises SpecError or BenchError (one line each) when the request cannot be
     honoured.
     """
@@ -88,9 +102,10 @@ def run_bench(specs, background=(), size_bytes=None, reps: int = 5, allow_mispla
         background = [background]
     size = parse_size(size_bytes) if size_bytes is not None else None
     reps = parse_reps(reps)
+    pages = parse_pages(pages)
     host = host or discover_host()
     placed = resolve_threads(host, specs, background, size)
-    argv = stride_command(binary_path(), placed, size, reps, allow_misplaced)
+    argv = stride_command(binary_path(), placed, size, reps, allow_misplaced, pages)
     try:
         done = subprocess.run(argv, capture_output=True, text=True)
     except OSError as exc:
@@ -106,6 +121,19 @@ def run_bench(specs, background=(), size_bytes=None, reps: int = 5, allow_mispla
     return report
 
 
+def pages_text(thread: dict) -> str:
+    """``huge pages 100%`` / ``base pages``: what backed a thread's arrays ('' for a simnuma-bench/1 report)."""
+    pages = thread.get("pages")
+    if not isinstance(pages, dict):
+        return ""
+    fraction = pages.get("huge_fraction")
+    if pages.get("requested") == "base" and not fraction:
+        return "base pages"
+    if fraction is None:
+        return f"{pages.get('requested')} pages requested, huge pages not measured"
+    return f"huge pages {100 * fraction:.0f}%"
+
+
 def summary_lines(report: dict) -> list:
     """One line per thread and one for the wall time, for a terminal."""
     lines = []
@@ -117,7 +145,7 @@ def summary_lines(report: dict) -> list:
         latency_text = f"{latency:8.2f} ns/access" if latency is not None else "      no accesses"
         lines.append(f"{t['spec']:<{width}}  {t['role']:<10}  {t['GBps']['best']:7.3f} GB/s best"
                      f"  {t['GBps']['median']:7.3f} GB/s median  {latency_text}"
-                     f"  placement {fraction} ({p['bind']}, {p['verify']})")
+                     f"  placement {fraction} ({p['bind']}, {p['verify']})  {pages_text(t)}")
     wall = report["wall_seconds"]
     lines.append(f"wall (until the last foreground thread ends): {wall['min']:.6f} s min,"
                  f" {wall['median']:.6f} s median over {report['reps']} reps of {report['size_bytes']} bytes")

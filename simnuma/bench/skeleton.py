@@ -7,6 +7,11 @@ bandwidth and buffer parameter is a placeholder marked ``assumption``, for
 The distance matrix and per-node memory are kept in comments, because the
 board language has no field for them.
 
+Given the bandwidth-latency curves of a suite (:mod:`simnuma.bench.curves`),
+the memory is described by them instead of by a peak bandwidth and an
+efficiency: ``model: curve``, the idle latency as a placeholder to fit, a
+queue deep enough that the curves decide, and one curve per read/write mix.
+
 Link inference: the pairs at the smallest off-diagonal distance are taken as
 direct links.  That is unambiguous when those links connect every node and
 the hop counts they give rank the pairs as the distances do; otherwise links
@@ -24,7 +29,7 @@ import networkx as nx
 
 from .host import Host, format_bytes
 
-__all__ = ["infer_links", "host_topology_yaml", "LinkInference"]
+__all__ = ["infer_links", "host_topology_yaml", "LinkInference", "curve_memory_lines", "QUEUE_PER_CORE"]
 
 # Per-node queue slots per core in the skeleton: a current core keeps a few dozen
 # L2 misses in flight, so a node's request queue must not be K8-sized (2/3/3).
@@ -153,7 +158,58 @@ def _memory_line(bandwidth_GBps: float | None, source: str | None) -> str:
     return f"    bandwidth: {text:<12} # peak DRAM bandwidth per node: {why}"
 
 
-def _defaults(cores: int, ports: int, memory_line: str) -> list:
+def _fifo_memory_lines(bandwidth_GBps: float | None, source: str | None) -> list:
+    return [
+        _memory_line(bandwidth_GBps, source),
+        "    efficiency: 0.70       # assumption: sustained fraction of the peak; calibrate",
+        "    latency: 90 ns         # assumption: DRAM access latency; calibrate (see the l cases of the suite)",
+        "    queue: 32              # assumption: memory controller queue depth",
+    ]
+
+
+def _decimals_apart(values: list) -> int:
+    """The fewest decimals (1 to 3) that write ``values`` (ascending) as distinct, positive numbers."""
+    for decimals in (1, 2, 3):
+        texts = [f"{v:.{decimals}f}" for v in values]
+        if len(set(texts)) == len(texts) and all(float(t) > 0 for t in texts):
+            return decimals
+    return 3
+
+
+def curve_memory_lines(cores: int, curves: list, source: str) -> list:
+    """The ``memory:`` lines of a board whose memory follows measured bandwidth-latency ``curves``.
+
+    ``curves`` are :class:`~simnuma.bench.curves.Curve` objects; ``source``
+    says where they come from (host and date), in the comment of ``curves:``.
+    Points are written ``[GB/s, ns]`` with units, bandwidths with one decimal
+    (more where one decimal would write two points of a curve alike).
+    """
+    lines = [
+        "    model: curve            # memory latency from its load and read share (loaded-latency curves measured by"
+        " simnuma bench suite)",
+        "    latency: 80 ns          # assumption: idle DRAM latency, for simnuma calibrate to fit (fit it on the idle"
+        " chase)",
+        f"    queue: {QUEUE_PER_CORE * cores:<17}# MCT queue: every line the node's cores can have in flight"
+        f" (cores x {QUEUE_PER_CORE}), so that the curves, which already contain the controller's queueing, decide",
+        f"    curves:                 # {source}: memory bandwidth, chase latency",
+    ]
+    for curve in sorted(curves, key=lambda c: -c.read_fraction):
+        bandwidths = [p.bandwidth_GBps for p in curve.points]
+        decimals = _decimals_apart(bandwidths)
+        points = ", ".join(f"[{p.bandwidth_GBps:.{decimals}f} GB/s, {p.latency_ns:.0f} ns]" for p in curve.points)
+        shared = len(curve.untrusted)
+        caveat = f"; {shared} of them measured while the chase shared its CPU with other work" if shared else ""
+        lines.append(f"      - read_fraction: {curve.read_fraction!r:<10}# {_MIX_TEXT.get(curve.mix, curve.mix)}"
+                     f" beside the chase {curve.chase}, {len(curve.points) - 1} loaded point(s){caveat}")
+        lines.append(f"        points: [{points}]")
+    return lines
+
+
+_MIX_TEXT = {"r": "read streams (r)", "w": "write streams (w: fill + write-back)",
+             "t": "triad streams (t: 3 reads + 1 write-back)"}
+
+
+def _defaults(cores: int, ports: int, memory_lines: list) -> list:
     queue = QUEUE_PER_CORE * cores
     return [
         "defaults:",
@@ -162,10 +218,7 @@ def _defaults(cores: int, ports: int, memory_line: str) -> list:
         "  core:",
         "    window: {r: 10, w: 10, t: 10}   # assumption: lines in flight per core; calibrate",
         "  memory:",
-        memory_line,
-        "    efficiency: 0.70       # assumption: sustained fraction of the peak; calibrate",
-        "    latency: 90 ns         # assumption: DRAM access latency; calibrate (see the l cases of the suite)",
-        "    queue: 32              # assumption: memory controller queue depth",
+        *memory_lines,
         "  sri:",
         "    latency: 2 ns          # assumption: core-to-fabric latency; calibrate",
         f"    buffers: {{request: {queue}, posted: {queue}, response: {queue}}}   # assumption: {QUEUE_PER_CORE} per core,"
@@ -215,12 +268,17 @@ def _link_lines(inference: LinkInference) -> list:
 
 
 def host_topology_yaml(host: Host, name: str | None = None, memory_bandwidth_GBps: float | None = None,
-                       memory_source: str | None = None) -> str:
+                       memory_source: str | None = None, curves: list | None = None,
+                       curves_source: str = "measured by simnuma bench suite") -> str:
     """The board description of ``host`` as YAML text that ``simnuma topo check`` accepts.
 
     ``memory_bandwidth_GBps`` is the peak DRAM bandwidth per node from the
     machine's specification, ``memory_source`` where it comes from (written in
-    the comment); without it the file keeps a marked placeholder.
+    the comment); without it the file keeps a marked placeholder.  With
+    ``curves`` (bandwidth-latency curves of a suite, see
+    :func:`~simnuma.bench.curves.curves_from_suite`) the memory follows them
+    instead (``model: curve``; no peak bandwidth nor efficiency), and
+    ``curves_source`` says where they were measured.
     """
     inference = infer_links(host.node_ids, host.distances)
     degree = Counter()
@@ -234,7 +292,11 @@ def host_topology_yaml(host: Host, name: str | None = None, memory_bandwidth_GBp
     description = f"{host.cpu_model}, {len(host.nodes)} NUMA node(s), {host.cpu_count} CPUs"
     lines = _header(host)
     lines += [f"name: {board}", f"description: {_yaml_text(description)}"]
-    lines += _defaults(default_cores, ports, _memory_line(memory_bandwidth_GBps, memory_source))
+    if curves:
+        memory_lines = curve_memory_lines(default_cores, curves, curves_source)
+    else:
+        memory_lines = _fifo_memory_lines(memory_bandwidth_GBps, memory_source)
+    lines += _defaults(default_cores, ports, memory_lines)
     lines += _node_lines(host, default_cores)
     lines += _link_lines(inference)
     lines.append("io:                         # assumption: one I/O port per node")

@@ -18,7 +18,14 @@
  *
  *     cc -O2 -pthread stride.c -o stride
  *
- * and run "./stride --help".  The output is JSON, format "simnuma-bench/1".
+ * and run "./stride --help".  The output is JSON, format "simnuma-bench/2".
+ *
+ * Pages: the latency chase's arrays are 2 MiB-aligned and advised with
+ * madvise(MADV_HUGEPAGE) before the first touch, so that its dependent loads
+ * measure memory rather than page walks; the streaming ops' arrays are advised
+ * MADV_NOHUGEPAGE, so that they run on base pages whatever the kernel's
+ * transparent huge page mode (--pages auto|huge|base chooses otherwise).  What
+ * the kernel granted is read back from /proc/self/smaps (AnonHugePages).
  *
  * Exit status: 0 on success; 2 when the request cannot be honoured (malformed
  * spec or option, missing node or core, more threads than CPUs, not enough
@@ -45,7 +52,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define FORMAT_NAME "simnuma-bench/1"
+#define FORMAT_NAME "simnuma-bench/2"
 #define LINE_BYTES 64
 #define WORDS_PER_LINE (LINE_BYTES / 8)
 #define CHUNK_LINES 1024              /* pacing and stop-check granularity: 64 KiB */
@@ -58,6 +65,8 @@
 #define CPU_SHARE_WARNING 0.90
 #define MOVE_PAGES_BATCH 4096
 #define DEFAULT_REPS 5
+#define DEFAULT_SIZE_ALIGN (2LL << 20) /* the default size is whole 2 MiB: whole huge pages on x86 */
+#define HUGE_REQUIRED 0.99            /* of the huge pages that fit, below this is a warning */
 
 #ifndef MPOL_BIND
 #define MPOL_BIND 2
@@ -416,7 +425,8 @@ typedef struct {
     cache_info caches[MAX_CACHES];
     int ncaches;
     long long llc_bytes;
-    char thp_mode[32];
+    char thp_mode[32];            /* "always", "madvise", "never"; "" when the kernel has no THP */
+    long long huge_page_bytes;    /* hpage_pmd_size; -1 when unknown */
     char governor[64];
     char cpu_model[256];
     struct utsname uts;
@@ -676,6 +686,14 @@ static void read_kernel_settings(host_info *host)
         if (open && close)
             snprintf(host->thp_mode, sizeof host->thp_mode, "%.*s", (int)(close - open - 1), open + 1);
     }
+    host->huge_page_bytes = -1;
+    snprintf(path, sizeof path, "%s/kernel/mm/transparent_hugepage/hpage_pmd_size", host->sysfs_root);
+    if (read_text(path, text, sizeof text) > 0) {
+        char *end;
+        long long bytes = strtoll(text, &end, 10);
+        if (end != text && *end == '\0' && bytes > 0)
+            host->huge_page_bytes = bytes;
+    }
     host->governor[0] = '\0';
     for (int i = 0; i < host->nnodes && !host->governor[0]; i++) {
         if (host->nodes[i].ncpus == 0)
@@ -765,6 +783,7 @@ typedef struct {
     int background;
     int cpu;          /* resolved: the core-th CPU of the node */
     int arrays;       /* 3 for the triad, else 1 */
+    int huge;         /* huge pages requested for its arrays (--pages) */
 } thread_spec;
 
 static int parse_small_int(const char **p, int *value)
@@ -882,6 +901,10 @@ static void check_free_memory(const host_info *host, const thread_spec *specs, i
 
 /* ----------------------------------------------------------------- options */
 
+/* --pages: huge for the latency chase and base for the streaming ops (auto), or one for all. */
+enum { PAGES_AUTO, PAGES_HUGE, PAGES_BASE };
+static const char *const PAGES_NAMES[] = {"auto", "huge", "base"};
+
 typedef struct {
     long long size_bytes; /* per array, whole pages */
     int size_given;
@@ -889,6 +912,7 @@ typedef struct {
     int allow_misplaced;
     int first_touch;
     int resolve_only;
+    int pages;             /* PAGES_AUTO, PAGES_HUGE or PAGES_BASE */
     const char *json_path; /* NULL: stdout */
     const char *sysfs_root;
     int argc;
@@ -1075,6 +1099,9 @@ typedef struct {
     size_t mapping_bytes;
     char *arrays[3];
     placement_result placement;
+    char advice[16];      /* madvise applied to the arrays: "hugepage" or "nohugepage" */
+    int advice_error;     /* errno of a failed madvise(MADV_HUGEPAGE), else 0 */
+    long long huge_bytes; /* bytes of the arrays on huge pages before the first repetition; -1 unknown */
     double *seconds;      /* per repetition */
     double *bytes;        /* per repetition */
     double *started;      /* per repetition, monotonic seconds */
@@ -1101,11 +1128,40 @@ static void worker_error(worker *w, const char *fmt, ...)
     va_end(ap);
 }
 
-/* mmap every array with PROT_NONE guard pages, so no two arrays share a mapping. */
+/* Whether the kernel offers transparent huge pages to a region that asks for them. */
+static int thp_available(const host_info *host)
+{
+    return host->huge_page_bytes > 0 && (strcmp(host->thp_mode, "always") == 0 || strcmp(host->thp_mode, "madvise") == 0);
+}
+
+/*
+ * Advise the pages of one array before its first touch: MADV_HUGEPAGE when
+ * huge pages are requested and the kernel offers them, else MADV_NOHUGEPAGE
+ * (a kernel in THP mode "always" would otherwise give huge pages to arrays
+ * meant for base pages, and the report would not say what sysfs says).
+ */
+static void advise_pages(worker *w, char *array)
+{
+    if (w->spec.huge && thp_available(w->host)) {
+        snprintf(w->advice, sizeof w->advice, "hugepage");
+        if (madvise(array, w->array_bytes, MADV_HUGEPAGE) != 0 && !w->advice_error)
+            w->advice_error = errno;
+    } else {
+        snprintf(w->advice, sizeof w->advice, "nohugepage");
+        (void)madvise(array, w->array_bytes, MADV_NOHUGEPAGE); /* EINVAL without THP: base pages anyway */
+    }
+}
+
+/*
+ * mmap every array with PROT_NONE guard pages, so no two arrays share a
+ * mapping.  An array on huge pages starts on a huge page boundary (the
+ * mapping reserves the slack, which stays inaccessible and unbacked).
+ */
 static int map_arrays(worker *w)
 {
     size_t page = (size_t)w->host->page_bytes;
-    w->mapping_bytes = w->array_bytes + 2 * page;
+    size_t align = w->spec.huge && thp_available(w->host) ? (size_t)w->host->huge_page_bytes : page;
+    w->mapping_bytes = w->array_bytes + 2 * page + (align - page);
     for (int a = 0; a < w->spec.arrays; a++) {
         char *base = mmap(NULL, w->mapping_bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (base == MAP_FAILED) {
@@ -1113,13 +1169,47 @@ static int map_arrays(worker *w)
             return -1;
         }
         w->mappings[a] = base;
-        w->arrays[a] = base + page;
+        uintptr_t first = (uintptr_t)base + page;
+        w->arrays[a] = (char *)((first + align - 1) / align * align);
         if (mprotect(w->arrays[a], w->array_bytes, PROT_READ | PROT_WRITE) != 0) {
             worker_error(w, "'%s': cannot map %zu bytes: %s", w->spec.label, w->array_bytes, strerror(errno));
             return -1;
         }
+        advise_pages(w, w->arrays[a]);
     }
     return 0;
+}
+
+/*
+ * Bytes of the arrays backed by huge pages: AnonHugePages of the mappings
+ * inside each array in /proc/self/smaps.  -1 when smaps cannot be read or
+ * does not list the arrays.
+ */
+static long long measure_huge_bytes(const worker *w)
+{
+    char *smaps = read_whole("/proc/self/smaps");
+    if (!smaps)
+        return -1;
+    long long total = 0;
+    int found = 0, inside = 0;
+    for (char *line = smaps; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        char *end;
+        unsigned long long start = strtoull(line, &end, 16);
+        if (end != line && *end == '-') {
+            unsigned long long stop = strtoull(end + 1, NULL, 16);
+            inside = 0;
+            for (int a = 0; a < w->spec.arrays; a++) {
+                uintptr_t first = (uintptr_t)w->arrays[a], last = first + w->array_bytes;
+                if (start >= first && stop <= last)
+                    inside = 1;
+            }
+            found |= inside;
+        } else if (inside && strncmp(line, "AnonHugePages:", 14) == 0) {
+            total += strtoll(line + 14, NULL, 10) * 1024LL;
+        }
+    }
+    free(smaps);
+    return found ? total : -1;
 }
 
 /* Bind every array to the memory node; fall back to first touch where mbind is not permitted. */
@@ -1317,6 +1407,7 @@ static void prepare_worker(worker *w)
     }
     if (map_arrays(w) || bind_arrays(w) || touch_arrays(w) || verify_arrays(w))
         return;
+    w->huge_bytes = measure_huge_bytes(w);
     check_placement(w);
 }
 
@@ -1466,6 +1557,7 @@ static void init_worker(worker *w, const thread_spec *spec, int index, const hos
     w->options = options;
     w->array_bytes = (size_t)options->size_bytes;
     w->lines = w->array_bytes / LINE_BYTES;
+    w->huge_bytes = -1;
     w->seconds = xcalloc((size_t)options->reps, sizeof(double));
     w->bytes = xcalloc((size_t)options->reps, sizeof(double));
     w->started = xcalloc((size_t)options->reps, sizeof(double));
@@ -1570,6 +1662,58 @@ static void add_warning(warning_list *list, const char *fmt, ...)
     list->items[list->count++] = strdup(text);
 }
 
+/* Bytes of a thread's arrays that huge pages can back: the whole huge pages of each (aligned) array. */
+static long long huge_capacity(const worker *w)
+{
+    long long huge = w->host->huge_page_bytes;
+    if (huge <= 0)
+        return 0;
+    return (long long)w->array_bytes / huge * huge * w->spec.arrays;
+}
+
+/* Why a thread that asked for huge pages runs (partly) on base pages, if it does. */
+static void huge_page_warning(const worker *w, warning_list *list)
+{
+    const host_info *host = w->host;
+    char base[32], huge[32], size[32];
+    const char *label = w->spec.label;
+    const char *tlb = w->spec.op == 'l' ? " (the chase's latency includes TLB misses)" : "";
+    format_bytes(host->page_bytes, base, sizeof base);
+    if (!thp_available(host)) {
+        if (!host->thp_mode[0])
+            add_warning(list, "'%s': huge pages requested but this kernel offers no transparent huge pages (nothing"
+                              " in %s/kernel/mm/transparent_hugepage): its arrays are on %s pages%s", label,
+                        host->sysfs_root, base, tlb);
+        else if (strcmp(host->thp_mode, "always") != 0 && strcmp(host->thp_mode, "madvise") != 0)
+            add_warning(list, "'%s': huge pages requested but transparent huge pages are disabled ('%s' in"
+                              " %s/kernel/mm/transparent_hugepage/enabled): its arrays are on %s pages%s", label,
+                        host->thp_mode, host->sysfs_root, base, tlb);
+        else
+            add_warning(list, "'%s': huge pages requested but the huge page size is unknown (no"
+                              " %s/kernel/mm/transparent_hugepage/hpage_pmd_size): its arrays are on %s pages%s",
+                        label, host->sysfs_root, base, tlb);
+        return;
+    }
+    if (w->advice_error) {
+        add_warning(list, "'%s': huge pages requested but madvise(MADV_HUGEPAGE) failed (%s): its arrays are on %s"
+                          " pages%s", label, strerror(w->advice_error), base, tlb);
+        return;
+    }
+    long long capacity = huge_capacity(w);
+    format_bytes(host->huge_page_bytes, huge, sizeof huge);
+    if (capacity == 0)
+        add_warning(list, "'%s': huge pages requested but arrays of %s are smaller than one %s huge page: its arrays"
+                          " are on %s pages%s", label, format_bytes((long long)w->array_bytes, size, sizeof size),
+                    huge, base, tlb);
+    else if (w->huge_bytes < 0)
+        add_warning(list, "'%s': huge pages requested but how many the kernel granted could not be read from"
+                          " /proc/self/smaps", label);
+    else if ((double)w->huge_bytes < HUGE_REQUIRED * (double)capacity)
+        add_warning(list, "'%s': huge pages requested but the kernel granted them for only %.1f%% of its arrays"
+                          " (memory may be short or fragmented): the rest is on %s pages%s", label,
+                    100.0 * (double)w->huge_bytes / (double)(w->array_bytes * (size_t)w->spec.arrays), base, tlb);
+}
+
 static void collect_warnings(const worker *workers, int count, const host_info *host, const run_options *options,
                              warning_list *list)
 {
@@ -1588,6 +1732,8 @@ static void collect_warnings(const worker *workers, int count, const host_info *
                         100.0 * w->placement.fraction, w->spec.mem_node);
         if (w->placement.fraction < 0)
             add_warning(list, "'%s': placement not verified (--allow-misplaced)", w->spec.label);
+        if (w->spec.huge)
+            huge_page_warning(w, list);
         summary s = summarize(w->seconds, options->reps);
         double spread = s.min > 0 ? (s.max - s.min) / s.min : 0.0;
         if (!w->spec.background && spread > SPREAD_WARNING)
@@ -1669,6 +1815,11 @@ static void json_host(strbuf *sb, const host_info *host)
         sb_json_string(sb, host->thp_mode);
     else
         sb_printf(sb, "null");
+    sb_printf(sb, ",\n    \"huge_page_bytes\": ");
+    if (host->huge_page_bytes > 0)
+        sb_printf(sb, "%lld", host->huge_page_bytes);
+    else
+        sb_printf(sb, "null");
     sb_printf(sb, ",\n    \"cpufreq_governor\": ");
     if (host->governor[0])
         sb_json_string(sb, host->governor);
@@ -1695,9 +1846,9 @@ static void json_header(strbuf *sb, const char *mode, const host_info *host, con
     json_host(sb, host);
     sb_printf(sb, "  \"size_bytes\": %lld,\n  \"size_rule\": ", options->size_bytes);
     sb_json_string(sb, options->size_given ? "--size (rounded up to whole pages)"
-                                           : "default: 4 x the last-level cache, at least 64 MiB");
-    sb_printf(sb, ",\n  \"reps\": %d,\n  \"allow_misplaced\": %s,\n", options->reps,
-              options->allow_misplaced ? "true" : "false");
+                                           : "default: 4 x the last-level cache, at least 64 MiB, in whole 2 MiB");
+    sb_printf(sb, ",\n  \"reps\": %d,\n  \"allow_misplaced\": %s,\n  \"pages\": \"%s\",\n", options->reps,
+              options->allow_misplaced ? "true" : "false", PAGES_NAMES[options->pages]);
 }
 
 static void json_spec_fields(strbuf *sb, const thread_spec *s, long long array_bytes)
@@ -1732,6 +1883,29 @@ static void json_placement(strbuf *sb, const worker *w)
     }
     sb_printf(sb, "}, \"pages_not_resident\": %ld, \"bind\": \"%s\", \"verify\": \"%s\"}", p->pages_elsewhere,
               p->bind_method, p->verify_method);
+}
+
+/*
+ * The pages of a thread's arrays: what was requested and advised, the bytes
+ * on huge pages when timing started, and the page size backing most of them.
+ */
+static void json_pages(strbuf *sb, const worker *w)
+{
+    const long long total = (long long)w->array_bytes * w->spec.arrays;
+    sb_printf(sb, "      \"pages\": {\"requested\": \"%s\", \"advice\": \"%s\", \"huge_bytes\": ",
+              w->spec.huge ? "huge" : "base", w->advice);
+    if (w->huge_bytes < 0) {
+        sb_printf(sb, "null, \"huge_fraction\": null, \"page_bytes\": ");
+        if (strcmp(w->advice, "hugepage") == 0)
+            sb_printf(sb, "null}");
+        else
+            sb_printf(sb, "%ld}", w->host->page_bytes);
+        return;
+    }
+    double fraction = total > 0 ? (double)w->huge_bytes / (double)total : 0.0;
+    sb_printf(sb, "%lld, \"huge_fraction\": ", w->huge_bytes);
+    sb_json_number(sb, fraction);
+    sb_printf(sb, ", \"page_bytes\": %lld}", fraction >= 0.5 ? w->host->huge_page_bytes : (long long)w->host->page_bytes);
 }
 
 static void json_worker(strbuf *sb, const worker *w, int reps)
@@ -1778,6 +1952,8 @@ static void json_worker(strbuf *sb, const worker *w, int reps)
     sb_json_number(sb, sec.min > 0 ? (sec.max - sec.min) / sec.min : 0.0);
     sb_printf(sb, ",\n");
     json_placement(sb, w);
+    sb_printf(sb, ",\n");
+    json_pages(sb, w);
     sb_printf(sb, ",\n      \"checksum\": %llu\n    }", (unsigned long long)(w->sink & 0xffffffffULL));
     free(rates);
 }
@@ -1853,7 +2029,7 @@ static void report_resolution(const host_info *host, const thread_spec *specs, i
     for (int i = 0; i < count; i++) {
         sb_printf(&sb, "%s\n    {", i ? "," : "");
         json_spec_fields(&sb, &specs[i], options->size_bytes);
-        sb_printf(&sb, "}");
+        sb_printf(&sb, ", \"pages\": {\"requested\": \"%s\"}}", specs[i].huge ? "huge" : "base");
     }
     sb_printf(&sb, "\n  ]\n}\n");
     emit(&sb, options->json_path);
@@ -1883,7 +2059,7 @@ static void print_help(void)
 {
     printf("usage: stride [options] SPEC...\n"
            "\n"
-           "Time threads walking arrays placed on chosen NUMA nodes; print JSON (simnuma-bench/1).\n"
+           "Time threads walking arrays placed on chosen NUMA nodes; print JSON (simnuma-bench/2).\n"
            "\n"
            "SPEC is N.C.op.M[@RATE]: a thread on node N, on the C-th CPU of that node (sysfs\n"
            "cpulist order), over an array on node M.  op is one of\n"
@@ -1897,6 +2073,7 @@ static void print_help(void)
            "  --reps N           timed repetitions (default %d); min and median are reported\n"
            "  --allow-misplaced  run even if under 99%% of an array's pages are on its node\n"
            "  --first-touch      place memory by first touch from the memory node instead of mbind\n"
+           "  --pages MODE       auto (default): huge pages for l, base pages for r, w, t; huge or base: for all\n"
            "  --json FILE        write the JSON to FILE (default: stdout)\n"
            "  --sysfs ROOT       read the topology from ROOT instead of /sys\n"
            "  --resolve          print the resolved placement (CPU of each thread) and exit\n"
@@ -1931,6 +2108,14 @@ static int parse_reps(const char *text)
     return (int)reps;
 }
 
+static int parse_pages(const char *text)
+{
+    for (int i = 0; i < 3; i++)
+        if (strcmp(text, PAGES_NAMES[i]) == 0)
+            return i;
+    die_user("--pages '%s': expected auto, huge or base", text);
+}
+
 static int parse_arguments(int argc, char **argv, run_options *options, thread_spec *specs)
 {
     int count = 0;
@@ -1961,6 +2146,9 @@ static int parse_arguments(int argc, char **argv, run_options *options, thread_s
         } else if ((value = option_value(argc, argv, &i, "--reps"))) {
             options->reps = parse_reps(value);
             continue;
+        } else if ((value = option_value(argc, argv, &i, "--pages"))) {
+            options->pages = parse_pages(value);
+            continue;
         } else if ((value = option_value(argc, argv, &i, "--json"))) {
             options->json_path = value;
             continue;
@@ -1981,10 +2169,12 @@ static int parse_arguments(int argc, char **argv, run_options *options, thread_s
         options->size_bytes = parse_size_bytes(size_text);
         options->size_given = 1;
     }
+    for (int i = 0; i < count; i++)
+        specs[i].huge = options->pages == PAGES_HUGE || (options->pages == PAGES_AUTO && specs[i].op == 'l');
     return count;
 }
 
-/* Whole pages; the default is 4 x the last-level cache and never less than 64 MiB. */
+/* Whole pages; the default is 4 x the last-level cache, never less than 64 MiB, in whole 2 MiB. */
 static void settle_size(run_options *options, const host_info *host)
 {
     long long page = host->page_bytes;
@@ -1992,7 +2182,7 @@ static void settle_size(run_options *options, const host_info *host)
         long long bytes = 4 * host->llc_bytes;
         if (bytes < MIN_DEFAULT_BYTES)
             bytes = MIN_DEFAULT_BYTES;
-        options->size_bytes = (bytes + (1LL << 20) - 1) / (1LL << 20) * (1LL << 20);
+        options->size_bytes = (bytes + DEFAULT_SIZE_ALIGN - 1) / DEFAULT_SIZE_ALIGN * DEFAULT_SIZE_ALIGN;
     }
     options->size_bytes = (options->size_bytes + page - 1) / page * page;
 }

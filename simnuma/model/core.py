@@ -44,7 +44,7 @@ class Thread:
     __slots__ = ("env", "spec", "label", "foreground", "node", "home", "pattern", "window", "outstanding",
                  "to_issue", "issued", "completed", "interval_ns", "next_issue_ns", "wake_pending",
                  "stopped", "finish_ns", "latency", "coherence", "on_finish", "start_ns", "hold_ns",
-                 "arrays", "streams", "victim_lines", "chase")
+                 "arrays", "streams", "victim_lines", "chase", "watch_at", "watch_event")
 
     def __init__(self, env, spec, node: int, home: int, window: int, lines: int | None,
                  foreground: bool, coherence, on_finish=None, hold_ns: float = 0.0, arrays=None, name: str = ""):
@@ -77,6 +77,8 @@ class Thread:
         self.streams = [((name, k, "fill"), (name, k, "victim")) for k in range(len(self.pattern))]
         self.victim_lines = VICTIM_DISTANCE_BYTES // 64 // len(self.pattern)
         self.chase = spec.op == "l"
+        self.watch_at = -1          # steady mode: trigger watch_event when this many transactions are done
+        self.watch_event = None
 
     def start(self, at_ns: float) -> None:
         self.start_ns = at_ns
@@ -119,7 +121,7 @@ class Thread:
         elif line >= n:
             line %= n
         # the write-back first: the new page of the fill is placed beside the page the write-backs are in now
-        victim = pages.address((line - self.victim_lines) % n, write_back, now) if is_write else None
+        victim = pages.address((line - self.victim_lines) % n, write_back, now, False) if is_write else None
         address = pages.address(line, fill, now)
         self.coherence.start(self, self.node, self.home, is_write, address, victim)
 
@@ -127,6 +129,15 @@ class Thread:
         """The miss has its data and every probe response."""
         self.completed += 1
         self.latency.add(self.env._now - txn.issued_ns)
+        if self.completed == self.watch_at:
+            self.watch_at = -1
+            self.watch_event.succeed()
+
+    def watch(self, completed: int):
+        """An event that triggers once ``completed`` transactions of this thread are done."""
+        self.watch_at = completed
+        self.watch_event = self.env.event()
+        return self.watch_event
 
     def victim_queued(self, _pkt) -> None:
         self.free_slot()

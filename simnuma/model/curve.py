@@ -15,12 +15,15 @@ weighted over ``WINDOW_NS``), and every access takes the board's idle latency
 
 where ``curve(b, r)`` interpolates linearly in bandwidth along each measured
 curve and linearly in read share between the two nearest curves (the nearest
-one outside their range).  Past a curve's last point (the most that mix was
-seen to reach) the latency keeps rising with the last segment's slope, but at
-least doubling over the next 10% of bandwidth, so that threads, which keep a
-bounded number of lines in flight, cannot drive the memory far past what was
-measured.  The chase's own on-chip path is the board's (SRI, crossbar), which
-is why only the difference is taken from the curve.
+one outside their range).  Past a curve's last point the latency keeps rising
+with the last segment's slope, but at least doubling over the next 10% of
+bandwidth.  And the memory serves no more than the most the curves reached at
+that read share: accesses also pass a first-come-first-served server of that
+rate, and an access is done at the later of its curve latency and its turn at
+the server — so that however many lines threads keep in flight, the bandwidth
+stays at the measured peak and the excess waits in line, as Little's law
+wants.  The chase's own on-chip path is the board's (SRI, crossbar), which is
+why only the difference is taken from the curve.
 
 The utilisation reported is the bandwidth served over the most the curves
 reach at the served read share.
@@ -82,8 +85,8 @@ class CurveMemory:
 
     COUNTERS = ("lines", "busy_ns", "reads", "writes", "added_ns")
 
-    __slots__ = ("env", "mct", "curves", "latency_ns", "rate", "read_share", "last_ns", "lines", "busy_ns",
-                 "reads", "writes", "added_ns", "peak_GBps", "servers")
+    __slots__ = ("env", "mct", "curves", "latency_ns", "rate", "read_share", "last_ns", "free_at", "lines",
+                 "busy_ns", "reads", "writes", "added_ns", "peak_GBps", "servers")
 
     def __init__(self, env, params, mct):
         self.env = env
@@ -94,6 +97,7 @@ class CurveMemory:
         self.rate = 0.0            # lines per ns, exponentially weighted
         self.read_share = 1.0
         self.last_ns = 0.0
+        self.free_at = 0.0         # when the peak-rate server can take the next line
         self.servers = 1
         self.lines = 0
         self.busy_ns = 0.0
@@ -111,9 +115,13 @@ class CurveMemory:
         self.rate = self.rate * decay + 1.0 / WINDOW_NS   # each arrival adds 1/window: the mean is the rate
         self.read_share += ((0.0 if is_write else 1.0) - self.read_share) / SHARE_ACCESSES
         added, most_GBps = curve_latency_ns(self.curves, self.rate * LINE_BYTES, self.read_share)
+        service = LINE_BYTES / most_GBps
+        self.free_at = (self.free_at if self.free_at > now else now) + service
         done = now + self.latency_ns + added
+        if done < self.free_at:
+            done = self.free_at
         self.lines += 1
-        self.busy_ns += LINE_BYTES / most_GBps
+        self.busy_ns += service
         self.added_ns += added
         if is_write:
             self.writes += 1

@@ -85,11 +85,14 @@ class PagePlacer:
 
     The relation of two pages' slots is one of four classes: the same bank,
     another bank of the same rank, another rank of the same channel, another
-    channel.  For every pair of streams the placer counts how often a new page
-    of the one was put in each class relative to the current page of the other,
-    and gives each new page the slot that keeps those counts closest to what
-    uniformly random frames give on average (the least sum of squared
-    deviations; ties drawn).
+    channel.  Each time a stream moves to another page, its relation with every
+    other active stream's current page starts afresh; with independent random
+    frames each such start would fall in a class with the class's share of the
+    slots.  The placer counts, for every pair of streams, the starts in each
+    class — those it chose and those that came from pages placed before — and
+    gives a stream's new page the slot that keeps the counts closest to those
+    shares (the least sum of squared deviations; ties drawn).  A pair's counts
+    then stay within about one of their expectation, however long the run.
     """
 
     __slots__ = ("amap", "rng", "current", "pairs", "classes", "expected")
@@ -97,8 +100,8 @@ class PagePlacer:
     def __init__(self, amap: AddressMap, seed: str):
         self.amap = amap
         self.rng = random.Random(seed)
-        self.current = {}   # stream -> (slot of its current page, when it last touched it)
-        self.pairs = {}     # (stream, other) -> [placements, count per class]
+        self.current = {}   # stream -> [slot, when it last touched memory, its current page]
+        self.pairs = {}     # (stream, stream) -> [intervals, intervals in each relation x 4, open relation, since]
         fields = [f for f in ("channel", "rank", "bank") for b in amap._bits(f) if b >= amap.page_shift]
         masks = [sum(1 << k for k, f in enumerate(fields) if f == name) for name in ("channel", "rank", "bank")]
 
@@ -114,32 +117,70 @@ class PagePlacer:
         self.classes = [[relation(a, b) for b in range(slots)] for a in range(slots)]
         self.expected = [sum(1 for a in range(slots) if self.classes[a][0] == c) / slots for c in range(4)]
 
-    def place(self, stream, now: float) -> tuple:
-        """``(frame, slot)`` for a page that ``stream`` touches first."""
-        others = [(s, slot) for s, (slot, t) in self.current.items() if s != stream and now - t <= ACTIVE_NS]
-        if not others:
-            slot = self.rng.randrange(self.amap.slots)
-            return self.amap.frame(slot, self.rng), slot
-        tallies = [self.pairs.setdefault((stream, s), [0, 0, 0, 0, 0]) for s, _ in others]
+    def _others(self, stream, now: float) -> list:
+        """``[(tally, other's slot)]`` of the active streams beside ``stream``, their intervals with it closed.
+
+        An interval that ends where it began (both streams moving at once, as a
+        write's fills and write-backs do) is no start of its own and is not counted.
+        """
+        out = []
+        for other, (slot, touched, _) in self.current.items():
+            if other == stream or now - touched > ACTIVE_NS:
+                continue
+            key = (stream, other) if id(stream) < id(other) else (other, stream)
+            tally = self.pairs.get(key)
+            if tally is None:
+                tally = self.pairs[key] = [0, 0, 0, 0, 0, -1, now]
+            elif tally[5] >= 0 and now > tally[6]:
+                tally[0] += 1
+                tally[1 + tally[5]] += 1
+            out.append((tally, slot))
+        return out
+
+    def _open(self, others: list, slot: int, now: float) -> None:
+        relations = self.classes[slot]
+        for tally, other_slot in others:
+            tally[5] = relations[other_slot]
+            tally[6] = now
+
+    def touch(self, stream, page: tuple, now: float) -> None:
+        """``stream`` uses ``page`` (placed before) at ``now``."""
+        mine = self.current.get(stream)
+        if mine is not None and mine[2] is page:
+            mine[1] = now
+            return
+        self._open(self._others(stream, now), page[1], now)
+        self.current[stream] = [page[1], now, page]
+
+    def place(self, stream, now: float, chooses: bool = True) -> tuple:
+        """``(frame, slot)`` of a new page that ``stream`` touches first.
+
+        A stream that ``chooses`` not takes a random slot: a write's
+        write-backs, which only run ahead of its fills at the start, before
+        the fills have placed the pages they come back to.  That keeps the
+        start of a run like the rest of it, where the fills alone choose.
+        """
+        others = self._others(stream, now)
+        slot = self._best_slot(others) if others and chooses else self.rng.randrange(self.amap.slots)
+        self._open(others, slot, now)
+        return self.amap.frame(slot, self.rng), slot
+
+    def _best_slot(self, others: list) -> int:
         expected = self.expected
         best, best_cost = [], None
         for candidate, relations in enumerate(self.classes):
             cost = 0.0
-            for tally, (_, other_slot) in zip(tallies, others):
-                n = tally[0] + 1
+            for tally, other_slot in others:
+                starts = tally[0] + 1
                 hit = relations[other_slot]
                 for c in range(4):
-                    deviation = tally[c + 1] + (c == hit) - expected[c] * n
+                    deviation = tally[1 + c] + (c == hit) - expected[c] * starts
                     cost += deviation * deviation
             if best_cost is None or cost < best_cost - 1e-9:
                 best, best_cost = [candidate], cost
             elif cost <= best_cost + 1e-9:
                 best.append(candidate)
-        slot = best[0] if len(best) == 1 else self.rng.choice(best)
-        for tally, (_, other_slot) in zip(tallies, others):
-            tally[0] += 1
-            tally[self.classes[slot][other_slot] + 1] += 1
-        return self.amap.frame(slot, self.rng), slot
+        return best[0] if len(best) == 1 else self.rng.choice(best)
 
 
 class ArrayPages:
@@ -154,10 +195,13 @@ class ArrayPages:
         self.mask = (1 << self.shift) - 1
         self.lines = lines
 
-    def address(self, line: int, stream, now: float) -> int:
+    def address(self, line: int, stream, now: float, chooses: bool = True) -> int:
         """The physical line address of line ``line``, touched by ``stream`` at ``now``."""
         page = self.pages.get(line >> self.shift)
         if page is None:
-            page = self.pages[line >> self.shift] = self.placer.place(stream, now)
-        self.placer.current[stream] = (page[1], now)
+            frame, slot = self.placer.place(stream, now, chooses)
+            page = self.pages[line >> self.shift] = (frame, slot)
+            self.placer.current[stream] = [slot, now, page]
+        else:
+            self.placer.touch(stream, page, now)
         return (page[0] << self.shift) | (line & self.mask)

@@ -189,13 +189,14 @@ def run_exact(system: System, progress=None, chunk_ns: float = 200_000.0) -> Non
 
 # Steady-mode knobs: they decide statistical accuracy, not results.
 STEADY_HALF_WIDTH = 0.01       # 95% CI half-width relative to the mean throughput
-STEADY_MIN_BATCHES = 10
+STEADY_MIN_BATCHES = 5        # at the full precision target: batches span the page placement period
+STEADY_FEWEST_BATCHES = 3     # where a phase needs less (it decides only part of a finish time)
 STEADY_MAX_BATCHES = 400
 STEADY_BATCH_TXNS = 150        # transactions of the slowest running thread per batch
 STEADY_WARMUP_TXNS = 200       # transactions of every running thread before measuring
 
 # two-sided 97.5% quantiles of Student's t for n-1 degrees of freedom
-_T975 = {9: 2.262, 10: 2.228, 11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110,
+_T975 = {3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228, 11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110,
          18: 2.101, 19: 2.093, 20: 2.086, 25: 2.060, 30: 2.042, 40: 2.021, 60: 2.000, 120: 1.980}
 
 
@@ -243,6 +244,67 @@ def _advance(system: System, until_ns: float) -> None:
     env.run(until=simpy.events.AnyOf(env, [system.all_done, env.timeout(max(0.0, until_ns - env.now))]))
 
 
+def _pacer(system: System, active: tuple, rates: dict) -> tuple:
+    """``(thread, transactions)``: batches end each time this thread has done this many more.
+
+    A batch lasts at least ``STEADY_BATCH_TXNS`` transactions of the slowest
+    running thread, and at least one period of every thread's page placement
+    (:meth:`System.placement_period_txns`); counting it in the completions of
+    the thread whose requirement is longest makes every batch hold whole
+    placement periods of that thread, so the periodic pattern of its pages
+    does not show as noise between batches.
+    """
+    slowest = min(active, key=lambda t: rates[t])
+    pacer, need_ns = slowest, STEADY_BATCH_TXNS / rates[slowest]
+    for t in active:
+        period_ns = system.placement_period_txns(t) / rates[t]
+        if period_ns > need_ns:
+            pacer, need_ns = t, period_ns
+    return pacer, max(1, int(round(need_ns * rates[pacer])))
+
+
+def _advance_pacer(system: System, pacer: Thread, completed: int, deadline_ns: float) -> None:
+    """Run until ``pacer`` has ``completed`` transactions done (or the deadline, or the end)."""
+    env = system.env
+    if system.all_done.triggered:
+        return
+    events = [system.all_done, pacer.watch(completed), env.timeout(max(0.0, deadline_ns - env.now))]
+    env.run(until=simpy.events.AnyOf(env, events))
+    pacer.watch_at = -1
+
+
+def _tolerance(system: System, group: tuple, batch_rates: list) -> float:
+    """The relative half-width a group's throughput needs: 1% of its threads' finish times.
+
+    An error of x in the rate of a phase moves a thread's finish time by x
+    times what is left of it, so a phase that decides only part of the finish
+    time needs only the matching part of the precision: once half of a
+    thread's time lies behind it, 2% in the rate is 1% in the result.
+    """
+    rate = sum(batch_rates) / len(batch_rates)
+    if rate <= 0:
+        return STEADY_HALF_WIDTH
+    left_ns = max(t.to_issue - t.completed for t in group) / rate
+    done_ns = system.env.now + system.offset_ns
+    return STEADY_HALF_WIDTH * (done_ns + left_ns) / left_ns if left_ns > 0 else STEADY_HALF_WIDTH
+
+
+def _converged(system: System, batch_rates: dict, n: int) -> bool:
+    """Whether every group's throughput is known as precisely as its finish time needs.
+
+    A looser tolerance needs fewer batches: ``STEADY_MIN_BATCHES`` at the full
+    1%, proportionally fewer (never under ``STEADY_FEWEST_BATCHES``) where a
+    phase decides only part of a finish time.
+    """
+    for group, rates in batch_rates.items():
+        tolerance = _tolerance(system, group, rates)
+        if n < STEADY_MIN_BATCHES * STEADY_HALF_WIDTH / tolerance:
+            return False
+        if _half_width(rates) > tolerance * (sum(rates) / n):
+            return False
+    return True
+
+
 def _run_phase(system: System, active: tuple, extra: _Extrapolated) -> bool:
     """One phase: warm up, measure in batches, extrapolate.  False if the phase ended early."""
     env = system.env
@@ -262,26 +324,27 @@ def _run_phase(system: System, active: tuple, extra: _Extrapolated) -> bool:
     t0 = env.now
     span_ns = max(t0 - warm_from_ns, 1.0)
     rates = {t: max((t.completed - base[t]) / span_ns, 1e-9) for t in active}
-    batch_ns = STEADY_BATCH_TXNS / min(rates.values())
-    for t in active:   # a batch spans the period in which a DRAM's page placement repeats
-        batch_ns = max(batch_ns, system.placement_period_txns(t) / rates[t])
+    pacer, batch_txns = _pacer(system, active, rates)
+    batch_ns = batch_txns / rates[pacer]
 
     groups = system.exchangeable(active)   # interchangeable threads share one (pooled) throughput
     start_snap = system.snapshot()
     start_done = {t: t.completed for t in active}
     batch_rates = {g: [] for g in groups}
     last = dict(start_done)
+    last_ns = env.now
     for _ in range(STEADY_MAX_BATCHES):
-        _advance(system, env.now + batch_ns)
+        _advance_pacer(system, pacer, pacer.completed + batch_txns, env.now + 100 * batch_ns)
         if system.all_done.triggered or system.active() != active:
             return False
+        span = max(env.now - last_ns, 1e-9)
         for g in groups:
-            batch_rates[g].append(sum(t.completed - last[t] for t in g) / len(g) / batch_ns)
+            batch_rates[g].append(sum(t.completed - last[t] for t in g) / len(g) / span)
         for t in active:
             last[t] = t.completed
+        last_ns = env.now
         n = len(batch_rates[groups[0]])
-        if n >= STEADY_MIN_BATCHES and all(
-                _half_width(r) <= STEADY_HALF_WIDTH * (sum(r) / n) for r in batch_rates.values()):
+        if n >= STEADY_FEWEST_BATCHES and _converged(system, batch_rates, n):
             break
     window_ns = env.now - t0
     rates = {t: sum(u.completed - start_done[u] for u in g) / len(g) / window_ns for g in groups for t in g}

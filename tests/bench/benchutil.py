@@ -65,6 +65,22 @@ def fake_two_node_view(root: Path) -> Path:
     return root
 
 
+def fake_one_node_view(root: Path, thp: str | None) -> Path:
+    """This host's CPUs 0 and 1 as one node, with transparent huge pages in mode ``thp`` (None: no THP at all)."""
+    folder = root / "devices/system/node/node0"
+    folder.mkdir(parents=True)
+    (folder / "cpulist").write_text("0-1\n")
+    (folder / "meminfo").write_text("Node 0 MemTotal: 4000000 kB\nNode 0 MemFree: 3000000 kB\n")
+    (folder / "distance").write_text("10\n")
+    if thp is not None:
+        mm = root / "kernel/mm/transparent_hugepage"
+        mm.mkdir(parents=True)
+        modes = " ".join(f"[{m}]" if m == thp else m for m in ("always", "madvise", "never"))
+        (mm / "enabled").write_text(modes + "\n")
+        (mm / "hpage_pmd_size").write_text("2097152\n")
+    return root
+
+
 def needs_cpus(*cpus):
     allowed = os.sched_getaffinity(0)
     return pytest.mark.skipif(not set(cpus) <= allowed, reason=f"needs CPUs {cpus} in this process's affinity")

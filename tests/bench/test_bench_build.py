@@ -110,5 +110,5 @@ def test_build_command_prints_the_cached_binary(stride, capsys):
 
 def test_source_is_packaged_with_the_module():
     assert build.source_path().name == "stride.c"
-    assert b'"simnuma-bench/1"' in build.source_bytes()
+    assert b'"simnuma-bench/2"' in build.source_bytes()
     assert sys.modules["simnuma.bench.build"].SOURCE_NAME == "stride.c"

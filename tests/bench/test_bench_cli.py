@@ -14,7 +14,7 @@ def test_run_writes_the_report_and_a_summary(stride, tmp_path):
     done = run_cli("bench", "run", "0.0.r.0", "--size", "4MiB", "--reps", "2", "-o", target)
     assert done.returncode == 0, done.stderr
     report = json.loads(target.read_text())
-    assert report["format"] == "simnuma-bench/1" and report["threads"][0]["spec"] == "0.0.r.0"
+    assert report["format"] == "simnuma-bench/2" and report["threads"][0]["spec"] == "0.0.r.0"
     assert "GB/s best" in done.stdout and f"wrote {target}" in done.stdout
     assert not list(target.parent.glob(".*tmp"))
 

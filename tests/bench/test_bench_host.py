@@ -20,7 +20,7 @@ def test_two_node_server():
     assert host.distances == ((10, 21), (21, 10))
     assert host.llc_bytes == 22 * MiB
     assert Cache(2, "Unified", MiB) in host.caches
-    assert host.transparent_hugepage == "always"
+    assert host.transparent_hugepage == "always" and host.huge_page_bytes == 2 * MiB
     assert host.cpufreq_governor == "performance"
     assert host.cpu_count == 32 and host.numa_visible
     assert default_size_bytes(host) == 88 * MiB
@@ -33,7 +33,7 @@ def test_quartet_like_four_node_board():
     assert host.distance(0, 3) == 22 and host.distance(1, 3) == 16
     assert host.llc_bytes == MiB  # no L3: the L2 is the last level
     assert default_size_bytes(host) == 64 * MiB  # never below 64 MiB
-    assert host.transparent_hugepage == "never"
+    assert host.transparent_hugepage == "never" and host.huge_page_bytes is None  # no hpage_pmd_size
     assert host.cpufreq_governor is None
 
 
@@ -77,7 +77,8 @@ def test_native_and_python_discovery_agree(stride, name):
     report = stride_json(stride, "--sysfs", sysfs(name), "--resolve", "0.0.r.0")
     python = discover_host(sysfs(name)).to_dict()
     native = report["host"]
-    for key in ("nodes", "distances", "caches", "llc_bytes", "transparent_hugepage", "cpufreq_governor", "cpus"):
+    for key in ("nodes", "distances", "caches", "llc_bytes", "transparent_hugepage", "huge_page_bytes",
+                "cpufreq_governor", "cpus"):
         assert native[key] == python[key], key
     assert report["size_bytes"] == default_size_bytes(discover_host(sysfs(name)))
 

@@ -8,6 +8,7 @@ import os
 import pytest
 
 from simnuma.bench import suite as suite_module
+from simnuma.bench.estimate import OpCost, Probe
 from simnuma.bench.host import Host, HostNode
 from simnuma.bench.merge import merge_reports
 from simnuma.bench.run import run_bench
@@ -120,6 +121,12 @@ def test_reports_of_different_cases_are_refused(native_report):
         merge_reports([])
 
 
+def synthetic_probe() -> Probe:
+    costs = {op: OpCost(op, 0.1, 0.01, gbps, 64 / gbps) for op, gbps in
+             (("r", 13.0), ("w", 10.0), ("t", 17.0), ("l", 0.4))}
+    return Probe(4 << 20, costs, 1.0)
+
+
 def two_cpu_host() -> Host:
     return Host("/sys", (HostNode(0, (0, 1), 24 << 30, 22 << 30),), ((10,),), (), 0, None, None,
                 "test CPU", "Linux 6", True)
@@ -130,7 +137,7 @@ def test_suite_rounds_alternate_direction_and_merge(native_report, tmp_path, mon
     calls = []
     broken = "0.0.w.0"
 
-    def fake_run_bench(threads, background, size_bytes, reps, host):
+    def fake_run_bench(threads, background, size_bytes, reps, host, pages):
         name = " ".join(threads) + (" bg " + " ".join(background) if background else "")
         calls.append(name)
         if name == broken:
@@ -144,9 +151,10 @@ def test_suite_rounds_alternate_direction_and_merge(native_report, tmp_path, mon
 
     monkeypatch.setattr(suite_module, "run_bench", fake_run_bench)
     host = two_cpu_host()
-    names = [c.name for c in suite_cases(host)[0]]
+    probe = synthetic_probe()
+    names = [c.name for c in suite_cases(host, probe.stream_GBps)[0]]
     with pytest.raises(BenchError, match=f"1 of {len(names)} suite cases failed"):
-        run_suite(tmp_path, size_bytes="4MiB", reps=3, rounds=3, host=host)
+        run_suite(tmp_path, size_bytes="4MiB", reps=3, rounds=3, host=host, probe=probe)
     healthy = [n for n in names if n != broken]
     assert calls == names + [n for n in reversed(names) if n != broken] + healthy
     index = json.loads((tmp_path / "suite.json").read_text())

@@ -32,7 +32,7 @@ def test_native_resolve_agrees(stride, name, threads, background, cpus):
     for spec in background:
         args += ["--bg", spec]
     report = stride_json(stride, "--sysfs", sysfs(name), "--resolve", *args)
-    assert report["format"] == "simnuma-bench/1" and report["mode"] == "resolve"
+    assert report["format"] == "simnuma-bench/2" and report["mode"] == "resolve"
     assert [t["cpu"] for t in report["threads"]] == cpus
     assert [t["role"] for t in report["threads"]] == ["foreground"] * len(threads) + ["background"] * len(background)
     assert [t["spec"] for t in report["threads"]] == threads + background

@@ -16,16 +16,18 @@ SMALL = "4MiB"
 GOLDEN = 0x9E3779B97F4A7C15  # stride.c fills read arrays with word i = i * GOLDEN
 THREAD_KEYS = {"spec", "role", "node", "core", "cpu", "op", "mem_node", "rate_GBps", "arrays", "array_bytes",
                "bytes", "bytes_all", "accesses", "seconds", "GBps", "ns_per_access", "cpu_share", "spread",
-               "placement", "checksum"}
+               "placement", "pages", "checksum"}
 HOST_KEYS = {"cpu_model", "kernel", "sysfs", "numa_visible", "cpus", "page_bytes", "nodes", "distances", "caches",
-             "llc_bytes", "transparent_hugepage", "cpufreq_governor"}
+             "llc_bytes", "transparent_hugepage", "huge_page_bytes", "cpufreq_governor"}
+PAGES_KEYS = {"requested", "advice", "huge_bytes", "huge_fraction", "page_bytes"}
 
 
 def check_report(report: dict, reps: int) -> None:
-    """The simnuma-bench/1 report: every documented field, with consistent values."""
-    assert report["format"] == "simnuma-bench/1" and report["mode"] == "run"
-    assert set(report) >= {"date", "command", "host", "size_bytes", "size_rule", "reps", "allow_misplaced",
+    """The simnuma-bench/2 report: every documented field, with consistent values."""
+    assert report["format"] == "simnuma-bench/2" and report["mode"] == "run"
+    assert set(report) >= {"date", "command", "host", "size_bytes", "size_rule", "reps", "allow_misplaced", "pages",
                            "wall_seconds", "threads", "warnings"}
+    assert report["pages"] in ("auto", "huge", "base")
     assert report["reps"] == reps and isinstance(report["command"], list)
     assert set(report["host"]) == HOST_KEYS
     assert set(report["host"]["kernel"]) == {"sysname", "release", "version", "machine"}
@@ -48,6 +50,14 @@ def check_report(report: dict, reps: int) -> None:
                                   "pages_not_resident", "bind", "verify"}
         assert placement["node"] == t["mem_node"]
         assert placement["pages"] * report["host"]["page_bytes"] == t["array_bytes"] * t["arrays"]
+        pages = t["pages"]
+        assert set(pages) == PAGES_KEYS
+        assert pages["requested"] in ("huge", "base") and pages["advice"] in ("hugepage", "nohugepage")
+        if pages["huge_bytes"] is not None:
+            assert 0 <= pages["huge_bytes"] <= t["array_bytes"] * t["arrays"]
+            assert pages["huge_fraction"] == pytest.approx(pages["huge_bytes"] / (t["array_bytes"] * t["arrays"]))
+            huge = pages["huge_fraction"] >= 0.5
+            assert pages["page_bytes"] == (report["host"]["huge_page_bytes"] if huge else report["host"]["page_bytes"])
         if t["role"] == "foreground":
             assert t["bytes"] == t["array_bytes"] * t["arrays"]
             assert t["GBps"]["best"] == pytest.approx(t["bytes"] / seconds["min"] / 1e9, rel=1e-6)
@@ -130,14 +140,20 @@ def test_read_and_write_bandwidth_stay_below_memset_and_memcpy(stride, compiler,
     The ceiling is the larger of memset's and memcpy's traffic (bytes read plus
     written per second), measured before and after by the same single thread;
     10% allows for other work on a shared machine, while a dropped load or store
-    or a miscounted byte total overshoots it by far.
+    or a miscounted byte total overshoots it by far.  On a machine whose reads
+    come within 10% of memset (an AMD EPYC guest: 33 against 32-36 GB/s), a
+    memset slowed by a test running beside it can fall under a quiet read, so a
+    miss is measured once more: a real miscount overshoots both times.
     """
     size = default_size_bytes(discover_host())
-    before = _copy_bandwidth(compiler, tmp_path, size)
-    read = stride_json(stride, "--size", size, "--reps", "3", "0.0.r.0")["threads"][0]["GBps"]["best"]
-    write = stride_json(stride, "--size", size, "--reps", "3", "0.0.w.0")["threads"][0]["GBps"]["best"]
-    after = _copy_bandwidth(compiler, tmp_path, size)
-    ceiling = max(max(m["memset_GBps"], 2 * m["memcpy_GBps"]) for m in (before, after))
+    for attempt in range(2):
+        before = _copy_bandwidth(compiler, tmp_path, size)
+        read = stride_json(stride, "--size", size, "--reps", "3", "0.0.r.0")["threads"][0]["GBps"]["best"]
+        write = stride_json(stride, "--size", size, "--reps", "3", "0.0.w.0")["threads"][0]["GBps"]["best"]
+        after = _copy_bandwidth(compiler, tmp_path, size)
+        ceiling = max(max(m["memset_GBps"], 2 * m["memcpy_GBps"]) for m in (before, after))
+        if 0 < read <= 1.10 * ceiling and 0 < write <= 1.10 * ceiling:
+            return
     assert 0 < read <= 1.10 * ceiling, (read, before, after)
     assert 0 < write <= 1.10 * ceiling, (write, before, after)
 

@@ -1,0 +1,271 @@
+"""Bandwidth-latency curves out of a suite, and the board that `bench host --suite` writes with them."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from benchutil import assert_one_line_refusal, call_cli, sysfs
+
+from simnuma.bench.curves import curves_from_suite
+from simnuma.bench.host import discover_host
+from simnuma.bench.skeleton import host_topology_yaml
+from simnuma.errors import BenchError
+from simnuma.units import parse_bandwidth_GBps, parse_time_ns
+
+V1_SUITE = Path(__file__).parent / "fixtures" / "v1" / "suite"
+TWO_NODE = sysfs("two_node")
+
+
+def thread(spec: str, role: str, GBps: float | None = None, ns: float | None = None) -> dict:
+    """The fields of a report's thread that the curves read: medians of GB/s and ns per access."""
+    if ns is not None:
+        GBps = 64 / ns
+    return {"spec": spec, "role": role, "GBps": {"best": GBps * 1.02, "median": GBps},
+            "ns_per_access": {"best": 64 / GBps / 1.02, "median": 64 / GBps}}
+
+
+def write_suite(folder: Path, cases: dict, host: dict | None = None, date="2026-03-04T05:06:07Z") -> Path:
+    """A suite folder: ``cases`` maps a case name to its threads; one simnuma-bench/2 report each."""
+    folder.mkdir(parents=True, exist_ok=True)
+    entries = []
+    for number, (name, threads) in enumerate(cases.items()):
+        report = {"format": "simnuma-bench/2", "date": date, "threads": threads}
+        (folder / f"case{number}.json").write_text(json.dumps(report))
+        entries.append({"name": name, "file": f"case{number}.json"})
+    entries.append({"name": "0.0.l.0 bg 0.1.t.0@99GB/s", "error": "it failed"})
+    host = host or discover_host(TWO_NODE).to_dict()
+    (folder / "suite.json").write_text(json.dumps({"format": "simnuma-bench-suite/1", "host": host, "date": date,
+                                                   "cases": entries}))
+    return folder
+
+
+LATENCY_CASES = {
+    "0.0.l.0": [thread("0.0.l.0", "foreground", ns=100.0)],
+    "0.0.r.0": [thread("0.0.r.0", "foreground", 13.0)],                       # not a chase: ignored
+    "0.0.r.0 0.1.r.0": [thread("0.0.r.0", "foreground", 12.0), thread("0.1.r.0", "foreground", 12.0)],
+    "0.0.l.0 bg 0.1.r.0 0.2.r.0": [thread("0.0.l.0", "foreground", ns=160.0),
+                                   thread("0.1.r.0", "background", 11.0), thread("0.2.r.0", "background", 11.0)],
+    "0.0.l.0 bg 0.1.r.0": [thread("0.0.l.0", "foreground", ns=128.0), thread("0.1.r.0", "background", 12.0)],
+    "0.0.l.0 bg 0.1.r.0@2GB/s": [thread("0.0.l.0", "foreground", ns=104.0),
+                                 thread("0.1.r.0@2GB/s", "background", 2.0)],
+    "0.0.l.0 bg 0.1.w.0": [thread("0.0.l.0", "foreground", ns=200.0), thread("0.1.w.0", "background", 8.0)],
+    "0.0.l.0 bg 0.1.w.0@1GB/s": [thread("0.0.l.0", "foreground", ns=110.0),
+                                 thread("0.1.w.0@1GB/s", "background", 1.0)],
+    "0.0.l.0 bg 0.1.t.0": [thread("0.0.l.0", "foreground", ns=180.0), thread("0.1.t.0", "background", 15.0)],
+    # streams of another node's memory, or of two ops: not a point of any curve
+    "0.0.l.0 bg 0.1.r.1": [thread("0.0.l.0", "foreground", ns=101.0), thread("0.1.r.1", "background", 9.0)],
+    "0.0.l.0 bg 0.1.r.0 0.2.w.0": [thread("0.0.l.0", "foreground", ns=150.0),
+                                   thread("0.1.r.0", "background", 9.0), thread("0.2.w.0", "background", 5.0)],
+}
+
+
+@pytest.fixture
+def suite(tmp_path) -> Path:
+    return write_suite(tmp_path / "suite", LATENCY_CASES)
+
+
+def by_mix(curves) -> dict:
+    return {c.mix: c for c in curves}
+
+
+def flat(pairs) -> list:
+    return [x for pair in pairs for x in pair]
+
+
+def test_one_curve_per_mix_with_the_idle_chase_first(suite):
+    curves = by_mix(curves_from_suite(suite))
+    assert sorted(curves) == ["r", "t", "w"]
+    r = curves["r"]
+    assert r.chase == "0.0.l.0" and r.node == 0
+    assert [p.case for p in r.points] == ["0.0.l.0", "0.0.l.0 bg 0.1.r.0@2GB/s", "0.0.l.0 bg 0.1.r.0",
+                                          "0.0.l.0 bg 0.1.r.0 0.2.r.0"]
+    assert flat(r.pairs) == pytest.approx(flat([(0.64, 100.0), (2.0 + 64 / 104, 104.0), (12.0 + 0.5, 128.0),
+                                                (22.0 + 0.4, 160.0)]))
+    assert all(c.points[0].case == "0.0.l.0" for c in curves.values())
+
+
+def test_memory_bandwidth_counts_fills_and_write_backs(suite):
+    curves = by_mix(curves_from_suite(suite))
+    # w: a fill and a write-back per line written; t: the reported 3 arrays' bytes x 4/3
+    assert flat(curves["w"].pairs[1:]) == pytest.approx([2 * 1.0 + 64 / 110, 110.0, 2 * 8.0 + 0.32, 200.0])
+    assert flat(curves["t"].pairs[1:]) == pytest.approx([15.0 * 4 / 3 + 64 / 180, 180.0])
+
+
+def test_read_fraction_is_the_traffic_weighted_share_of_reads(suite):
+    curves = by_mix(curves_from_suite(suite))
+    assert curves["r"].read_fraction == 1.0
+    chase = 0.64 + 64 / 110 + 64 / 200
+    assert curves["w"].read_fraction == round((chase + 0.5 * (2 + 16)) / (chase + 2 + 16), 2) == 0.54
+    chase = 0.64 + 64 / 180
+    assert curves["t"].read_fraction == round((chase + 0.75 * 20) / (chase + 20), 2) == 0.76
+
+
+def test_index_or_folder_alike(suite):
+    assert [c.to_dict() for c in curves_from_suite(suite)] == [c.to_dict() for c in
+                                                              curves_from_suite(suite / "suite.json")]
+
+
+def test_a_point_below_the_idle_chase_has_no_place_on_the_curve(tmp_path):
+    cases = dict(LATENCY_CASES)
+    cases["0.0.l.0 bg 0.1.r.0@0.01GB/s"] = [thread("0.0.l.0", "foreground", ns=400.0),
+                                            thread("0.1.r.0@0.01GB/s", "background", 0.01)]
+    r = by_mix(curves_from_suite(write_suite(tmp_path / "s", cases)))["r"]
+    assert r.dropped == ("0.0.l.0 bg 0.1.r.0@0.01GB/s",) and len(r.points) == 4
+
+
+def per_rep(spec: str, role: str, rates: list, shares: list) -> dict:
+    """A thread with per-repetition rates and CPU shares, and report medians taken over all of them."""
+    ordered = sorted(rates)
+    middle = ordered[len(ordered) // 2]
+    return {"spec": spec, "role": role, "GBps": {"best": max(rates), "median": middle, "all": rates},
+            "ns_per_access": {"best": 64 / max(rates), "median": 64 / middle},
+            "cpu_share": {"min": min(shares), "median": sorted(shares)[len(shares) // 2], "all": shares}}
+
+
+def test_repetitions_in_which_the_chase_lost_its_cpu_are_left_out(tmp_path):
+    """Other work descheduled the chase in repetitions 2 and 4: its latency there times the scheduler."""
+    cases = {
+        "0.0.l.0": [per_rep("0.0.l.0", "foreground", [0.4, 0.4, 0.4], [1.0, 1.0, 0.99])],
+        "0.0.l.0 bg 0.1.r.0": [per_rep("0.0.l.0", "foreground", [64 / 170, 64 / 340, 64 / 172, 64 / 330, 64 / 174],
+                                       [0.99, 0.5, 0.98, 0.52, 1.0]),
+                               per_rep("0.1.r.0", "background", [20.0, 12.0, 22.0, 11.0, 21.0], [1.0] * 5)],
+        "0.0.l.0 bg 0.1.w.0": [per_rep("0.0.l.0", "foreground", [64 / 300, 64 / 320, 64 / 310], [0.6, 0.5, 0.55]),
+                               per_rep("0.1.w.0", "background", [9.0, 9.0, 9.0], [0.7, 0.7, 0.7])],
+    }
+    curves = by_mix(curves_from_suite(write_suite(tmp_path / "s", cases)))
+    loaded = curves["r"].points[1]
+    assert (loaded.repetitions, loaded.of, loaded.trusted) == (3, 5, True)
+    assert loaded.latency_ns == pytest.approx(172.0)
+    assert loaded.bandwidth_GBps == pytest.approx(21.0 + 64 / 172)
+    assert curves["r"].untrusted == []
+    shared = curves["w"].points[1]    # the chase never had its CPU: every repetition, and flagged
+    assert (shared.repetitions, shared.trusted) == (3, False) and shared.latency_ns == pytest.approx(310.0)
+    assert curves["w"].untrusted == ["0.0.l.0 bg 0.1.w.0"]
+
+
+def test_untrusted_points_are_flagged_in_the_board(tmp_path, capsys):
+    cases = {"0.0.l.0": [per_rep("0.0.l.0", "foreground", [0.4, 0.4], [1.0, 1.0])],
+             "0.0.l.0 bg 0.1.w.0": [per_rep("0.0.l.0", "foreground", [64 / 300, 64 / 320], [0.6, 0.5]),
+                                    per_rep("0.1.w.0", "background", [9.0, 9.0], [0.7, 0.7])]}
+    target = tmp_path / "host.yaml"
+    code, _, err = call_cli(capsys, "bench", "host", "--sysfs", TWO_NODE, "--suite", write_suite(tmp_path / "s", cases),
+                            "-o", target)
+    assert code == 0 and "1 point(s) of the curves were measured only while the chase shared its CPU" in err
+    assert "1 loaded point(s); 1 of them measured while the chase shared its CPU with other work" in target.read_text()
+
+
+def test_no_loaded_latency_no_curves(tmp_path):
+    assert curves_from_suite(V1_SUITE) == []   # a version 1 suite: the idle chase but nothing beside it
+    only_loaded = {k: v for k, v in LATENCY_CASES.items() if k != "0.0.l.0"}
+    assert curves_from_suite(write_suite(tmp_path / "s", only_loaded)) == []   # no idle chase to start from
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda p: p, "no suite.json here"),
+    (lambda p: (p.mkdir(), (p / "suite.json").write_text("{oops"))[0], "malformed JSON"),
+    (lambda p: (p.mkdir(), (p / "suite.json").write_text('{"format": "x"}'))[0], "not a suite index"),
+])
+def test_unreadable_suites_are_one_line(tmp_path, make, message):
+    folder = tmp_path / "suite"
+    make(folder)
+    with pytest.raises(BenchError, match=message) as caught:
+        curves_from_suite(folder)
+    assert "\n" not in str(caught.value)
+
+
+def test_missing_report(suite):
+    (suite / "case0.json").unlink()
+    with pytest.raises(BenchError, match="report .*case0.json is missing"):
+        curves_from_suite(suite)
+
+
+# ------------------------------------------------------------------ the board
+
+def memory_of(text: str) -> dict:
+    return yaml.safe_load(text)["defaults"]["memory"]
+
+
+def test_bench_host_suite_writes_the_curves(suite, tmp_path, capsys):
+    target = tmp_path / "host.yaml"
+    code, out, err = call_cli(capsys, "bench", "host", "--sysfs", TWO_NODE, "--suite", suite, "-o", target)
+    assert code == 0 and out == f"wrote {target}\n", err
+    text = target.read_text()
+    memory = memory_of(text)
+    assert set(memory) == {"model", "latency", "queue", "curves"}   # no peak bandwidth, no efficiency
+    assert memory["model"] == "curve" and memory["latency"] == "80 ns"
+    assert memory["queue"] == 16 * 48                                 # cores x 48 lines in flight
+    curves = memory["curves"]
+    assert [c["read_fraction"] for c in curves] == [1.0, 0.76, 0.54]
+    r = curves[0]["points"]
+    assert r[0] == ["0.6 GB/s", "100 ns"] and r[-1] == ["22.4 GB/s", "160 ns"]
+    for curve in curves:
+        bandwidths = [parse_bandwidth_GBps(b) for b, _ in curve["points"]]
+        assert bandwidths == sorted(bandwidths) and len(set(bandwidths)) == len(bandwidths)
+        assert all(parse_time_ns(ns) > 0 for _, ns in curve["points"])
+    assert "points: [[0.6 GB/s, 100 ns], [2.6 GB/s, 104 ns], [12.5 GB/s, 128 ns], [22.4 GB/s, 160 ns]]" in text
+    line = next(l for l in text.splitlines() if l.strip().startswith("curves:"))
+    assert f"measured by simnuma bench suite on {discover_host(TWO_NODE).cpu_model}, 2026-03-04 ({suite})" in line
+    assert "model: curve" in text and "memory.efficiency" not in text
+
+
+def test_curve_board_loads_once_the_schema_has_curves(suite, tmp_path, capsys):
+    """The board language learns `memory.model: curve` on main; until then the YAML's structure is checked above.
+
+    Once it does, the board `bench host --suite` writes must load as it is, curves and all.
+    """
+    from simnuma import schema
+
+    if "curves" not in schema.NODE_SCHEMA["memory"]:
+        pytest.skip("the board schema has no memory curves yet")
+    from simnuma.topology import load_topology
+
+    target = tmp_path / "host.yaml"
+    code, _, err = call_cli(capsys, "bench", "host", "--sysfs", TWO_NODE, "--suite", suite, "-o", target)
+    assert code == 0, err
+    topo = load_topology(target)
+    assert len(topo.nodes) == 2
+
+
+def test_close_bandwidths_get_more_decimals(tmp_path, capsys):
+    cases = {"0.0.l.0": [thread("0.0.l.0", "foreground", ns=100.0)],
+             "0.0.l.0 bg 0.1.r.0": [thread("0.0.l.0", "foreground", ns=130.0), thread("0.1.r.0", "background", 24.93)],
+             "0.0.l.0 bg 0.1.r.0@30GB/s": [thread("0.0.l.0", "foreground", ns=140.0),
+                                           thread("0.1.r.0@30GB/s", "background", 24.97)]}
+    target = tmp_path / "host.yaml"
+    code, _, err = call_cli(capsys, "bench", "host", "--sysfs", TWO_NODE, "--suite", write_suite(tmp_path / "s", cases),
+                            "-o", target)
+    assert code == 0, err
+    (curve,) = memory_of(target.read_text())["curves"]
+    assert [b for b, _ in curve["points"]] == ["0.64 GB/s", "25.42 GB/s", "25.43 GB/s"]
+
+
+def test_a_suite_without_loaded_latency_writes_the_board_as_before(tmp_path, capsys):
+    folder = shutil.copytree(V1_SUITE, tmp_path / "v1")
+    index = json.loads((folder / "suite.json").read_text())
+    index["host"] = discover_host(TWO_NODE).to_dict()
+    (folder / "suite.json").write_text(json.dumps(index))
+    target = tmp_path / "host.yaml"
+    code, out, err = call_cli(capsys, "bench", "host", "--sysfs", TWO_NODE, "--suite", folder, "-o", target,
+                              "--memory-bandwidth", "307.2 GB/s")
+    assert code == 0 and "has no loaded-latency cases" in err
+    assert target.read_text() == host_topology_yaml(discover_host(TWO_NODE), memory_bandwidth_GBps=307.2)
+    assert set(memory_of(target.read_text())) == {"bandwidth", "efficiency", "latency", "queue"}
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--memory-bandwidth", "307.2 GB/s"], "--memory-bandwidth: the memory follows the suite's curves"),
+    (["--sysfs", sysfs("four_node")], "the suite of another machine"),
+])
+def test_bench_host_suite_refusals_are_one_line(suite, tmp_path, capsys, extra, message):
+    args = ["bench", "host", "--sysfs", TWO_NODE, "--suite", suite, "-o", tmp_path / "never.yaml", *extra]
+    code, out, err = call_cli(capsys, *args)
+    assert_one_line_refusal(code, err, message)
+    assert not (tmp_path / "never.yaml").exists()
+
+
+def test_bench_host_without_a_suite_folder_is_one_line(tmp_path, capsys):
+    code, out, err = call_cli(capsys, "bench", "host", "--suite", tmp_path / "nowhere")
+    assert_one_line_refusal(code, err, "no suite.json here")

@@ -1,0 +1,102 @@
+"""The curve memory: latency from measured bandwidth-latency curves."""
+from __future__ import annotations
+
+import pytest
+
+from simnuma.memparams import parse_curves
+from simnuma.model import simulate
+from simnuma.model.curve import curve_latency_ns
+from simnuma.topology import parse_topology
+
+CURVES = """
+    - read_fraction: 1.0
+      points: [[1 GB/s, 100 ns], [10 GB/s, 110 ns], [20 GB/s, 150 ns]]
+    - read_fraction: 0.5
+      points: [[1 GB/s, 100 ns], [8 GB/s, 120 ns], [14 GB/s, 200 ns]]
+"""
+
+
+def curve_board(cores: int = 8, window: int = 8) -> object:
+    return parse_topology(f"""
+name: curve1
+defaults:
+  cores: {cores}
+  ports: 1
+  core: {{window: {{r: {window}, w: {window}, t: {window}}}}}
+  memory:
+    model: curve
+    latency: 60 ns
+    queue: 512
+    curves:{CURVES}
+  sri: {{latency: 1 ns, buffers: {{request: 64, posted: 64, response: 64}}, probe_queue: 15}}
+  mct: {{buffers: {{response: 64, probe: 15}}}}
+  xbar: {{latency: 1 ns}}
+  probe: {{lookup: 5 ns}}
+link_defaults: {{bandwidth: 4 GB/s, latency: 10 ns, buffers: {{request: 1, posted: 1, response: 1, probe: 1}}}}
+nodes: [{{id: 0}}]
+links: []
+coherence: probe_filter
+""", "curve1.yaml")
+
+
+def curves():
+    import yaml
+    return parse_curves(yaml.safe_load(CURVES))
+
+
+def test_latency_added_interpolates_along_a_curve():
+    c = curves()
+    assert curve_latency_ns(c, 1.0, 1.0) == (0.0, 20.0)
+    assert curve_latency_ns(c, 5.5, 1.0)[0] == pytest.approx(5.0)
+    assert curve_latency_ns(c, 15.0, 1.0)[0] == pytest.approx(30.0)
+
+
+def test_latency_added_interpolates_between_read_shares():
+    c = curves()
+    added, most = curve_latency_ns(c, 8.0, 0.75)
+    reads = 100 + 10 * 7 / 9 - 100        # the all-read curve at 8 GB/s
+    mixed = 20.0                          # the half-read curve at 8 GB/s
+    assert added == pytest.approx((reads + mixed) / 2)
+    assert most == pytest.approx(17.0)
+    assert curve_latency_ns(c, 8.0, 0.2) == curve_latency_ns(c, 8.0, 0.5)   # nearest curve outside the range
+
+
+def test_past_the_last_point_latency_climbs_steeply():
+    c = curves()
+    at_max = curve_latency_ns(c, 20.0, 1.0)[0]
+    beyond = curve_latency_ns(c, 22.0, 1.0)[0]
+    assert beyond - at_max >= 150 / (0.1 * 20) * 2 - 1e-9   # at least doubling over the next 10%
+
+
+def test_an_idle_chase_sees_the_idle_latency():
+    r = simulate(curve_board(), ["0.0.l.0"], size_bytes=2**20, baseline=False)
+    lat = r.thread("0.0.l.0")["latency_ns"]["mean"]
+    # core -> SRI -> crossbar -> MCT and back: the board's idle path around memory.latency
+    assert 60 < lat < 60 + 10
+
+
+def test_load_raises_the_chase_latency_as_the_curve_says():
+    idle = simulate(curve_board(), ["0.0.l.0"], size_bytes=2**20, baseline=False)
+    loaded = simulate(curve_board(), ["0.0.l.0"], ["0.1.r.0@5GB/s"], size_bytes=2**20, baseline=False)
+    bandwidth = loaded.memory[0]["bandwidth_GBps"]
+    assert bandwidth == pytest.approx(5.0 + 64 / loaded.thread("0.0.l.0")["latency_ns"]["mean"], rel=0.05)
+    expected = curve_latency_ns(curves(), bandwidth, 1.0)[0]
+    added = loaded.thread("0.0.l.0")["latency_ns"]["mean"] - idle.thread("0.0.l.0")["latency_ns"]["mean"]
+    assert added == pytest.approx(expected, abs=1.5)
+
+
+def test_unthrottled_threads_cannot_drive_the_memory_far_past_the_measured_peak():
+    r = simulate(curve_board(cores=8, window=16), [f"0.{k}.r.0" for k in range(8)], size_bytes=2**20,
+                 baseline=False)
+    m = r.memory[0]
+    assert 15.0 < m["bandwidth_GBps"] <= 20.0 * 1.1
+    assert 0 < m["utilization"] <= 1.0
+
+
+def test_write_share_lowers_the_most_the_memory_serves():
+    reads = simulate(curve_board(cores=8, window=16), [f"0.{k}.r.0" for k in range(8)], size_bytes=2**19,
+                     baseline=False).memory[0]["bandwidth_GBps"]
+    writes = simulate(curve_board(cores=8, window=16), [f"0.{k}.w.0" for k in range(8)], size_bytes=2**19,
+                      baseline=False).memory[0]["bandwidth_GBps"]
+    assert writes < reads
+    assert writes <= 14.0 * 1.1

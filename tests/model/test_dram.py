@@ -1,0 +1,178 @@
+"""The DRAM model against what its timings say in closed form, and its invariants.
+
+Every board here is one node with one core, so that nothing but the DRAM
+limits a thread that keeps many lines in flight; numbers are DDR400-like
+(tCK 5 ns, a 64-byte line in 10 ns on a 128-bit channel).
+"""
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simnuma.model import simulate
+from simnuma.topology import parse_topology
+
+TCK = 5.0
+BURST = 10.0
+TIMINGS = dict(CL=4, CWL=2, tRCD=3, tRP=3, tRAS=8, tRTP=2, tWR=3, tWTR=2, tRTW=3, tRRD=2, tRTRS=1, tRFC=14,
+               tREFI=1560)   # in clocks
+
+
+def dram_board(cores: int = 1, window: int = 32, ranks: int = 2, banks: int = 4, scheduler: str = "fr-fcfs",
+               bypass: int = 4, trefi_clk: int | None = None, page: str = "4 KiB", policy: str = "open",
+               queue: int = 64) -> object:
+    timings = dict(TIMINGS)
+    if trefi_clk is not None:
+        timings["tREFI"] = trefi_clk
+    text = ", ".join(f"{k}: {v} clk" for k, v in timings.items())
+    return parse_topology(f"""
+name: dram1
+defaults:
+  cores: {cores}
+  ports: 1
+  core: {{window: {{r: {window}, w: {window}, t: {window}}}}}
+  memory:
+    model: dram
+    latency: 20 ns
+    queue: {queue}
+    dram: {{channels: 1, width_bits: 128, clock: 200 MHz, ranks: {ranks}, banks: {banks}, row: 32 KiB,
+           address_map: row.rank.bank.column.channel, scheduler: {scheduler}, bypass_limit: {bypass},
+           page_policy: {policy}, os_page: {page}, timings: {{{text}}}}}
+  sri: {{latency: 1 ns, buffers: {{request: 64, posted: 64, response: 64}}, probe_queue: 15}}
+  mct: {{buffers: {{response: 64, probe: 15}}}}
+  xbar: {{latency: 1 ns}}
+  probe: {{lookup: 5 ns}}
+link_defaults: {{bandwidth: 4 GB/s, latency: 10 ns, buffers: {{request: 1, posted: 1, response: 1, probe: 1}}}}
+nodes: [{{id: 0}}]
+links: []
+coherence: probe_filter
+""", "dram1.yaml")
+
+
+def memory(result) -> dict:
+    return result.memory[0]
+
+
+def run(board, threads, size=2**20, mode="exact", seed=1):
+    return simulate(board, threads, size_bytes=size, mode=mode, seed=seed, baseline=False)
+
+
+def test_one_stream_hits_its_rows_and_fills_the_bus():
+    """A lone reader with many lines in flight: a row miss per 4 KiB page, the bus busy but for page changes.
+
+    The next page's row is opened while the bus serves the current one, unless
+    it lands in the same bank (one page in 8: the bank must first close the
+    row, tRTP + tRP + tRCD after the last read command, against one burst) or
+    on the other rank (one in 2: tRTRS).
+    """
+    board = dram_board(trefi_clk=10**7)   # no refresh within the run
+    m = memory(run(board, ["0.0.r.0"], size=4 * 2**20))
+    assert m["row_hits"] == pytest.approx(63 / 64, abs=0.002)
+    assert m["turnarounds_per_line"] == 0
+    page_ns = 64 * BURST
+    same_bank = (TIMINGS["tRTP"] + TIMINGS["tRP"] + TIMINGS["tRCD"]) * TCK - BURST
+    expected = 6.4 * page_ns / (page_ns + same_bank / 8 + TIMINGS["tRTRS"] * TCK / 2)
+    assert m["bandwidth_GBps"] == pytest.approx(expected, rel=0.003)
+
+
+def test_refresh_costs_trfc_per_trefi():
+    """Refresh closes the rank's rows and holds it tRFC every tREFI (the other rank's work goes on)."""
+    no_refresh = memory(run(dram_board(ranks=1, trefi_clk=10**7), ["0.0.r.0"]))["bandwidth_GBps"]
+    refreshed = memory(run(dram_board(ranks=1), ["0.0.r.0"]))["bandwidth_GBps"]
+    lost = 1 - refreshed / no_refresh
+    # tRFC plus reopening the row (tRP + tRCD) and the CAS latency the pipeline refills, per tREFI
+    expected = (TIMINGS["tRFC"] + TIMINGS["tRP"] + TIMINGS["tRCD"] + TIMINGS["CL"]) / TIMINGS["tREFI"]
+    assert lost == pytest.approx(expected, rel=0.25)
+    assert lost > TIMINGS["tRFC"] / TIMINGS["tREFI"] * 0.9
+
+
+def test_strict_alternation_of_reads_and_writes_pays_both_turnarounds():
+    """A writer's fills and write-backs, served in order: read, tRTW, write, tWTR + CL, read, ..."""
+    board = dram_board(scheduler="fcfs", banks=8, ranks=1, trefi_clk=10**7)
+    m = memory(run(board, ["0.0.w.0"]))
+    assert m["turnarounds_per_line"] == pytest.approx(1.0, abs=0.05)
+    pair_ns = 2 * BURST + (TIMINGS["tRTW"] + TIMINGS["tWTR"] + TIMINGS["CL"]) * TCK
+    expected_GBps = 2 * 64 / pair_ns
+    # collisions of the fill and write-back pages in one bank cost a little more
+    assert m["bandwidth_GBps"] == pytest.approx(expected_GBps, rel=0.06)
+    assert m["bandwidth_GBps"] < expected_GBps * 1.01
+
+
+def test_first_ready_batches_reads_and_writes():
+    """FR-FCFS serves the writes that need no turnaround first: fewer turnarounds, more bandwidth than in order."""
+    fcfs = memory(run(dram_board(scheduler="fcfs", trefi_clk=10**7), ["0.0.w.0"]))
+    frfcfs = memory(run(dram_board(scheduler="fr-fcfs", bypass=16, trefi_clk=10**7), ["0.0.w.0"]))
+    assert frfcfs["turnarounds_per_line"] < 0.5 * fcfs["turnarounds_per_line"]
+    assert frfcfs["bandwidth_GBps"] > 1.1 * fcfs["bandwidth_GBps"]
+
+
+@pytest.mark.parametrize("window", [8, 32])
+def test_two_streams_in_one_bank_conflict(window):
+    """One bank: two readers' rows alternate, and every switch costs a precharge and an activation.
+
+    Each stream's requests come back to the controller together, a window's
+    worth at a time, and first-ready scheduling serves a batch of row hits
+    before it turns to the other stream: about one conflict per window of
+    lines, each leaving the bus idle for the row switch.
+    """
+    alone = memory(run(dram_board(window=window, ranks=1, banks=1, trefi_clk=10**7), ["0.0.r.0"]))
+    pair = memory(run(dram_board(cores=2, window=window, ranks=1, banks=1, trefi_clk=10**7),
+                      ["0.0.r.0", "0.1.r.0"]))
+    assert alone["row_conflicts"] < 0.02
+    assert pair["row_conflicts"] == pytest.approx(1 / window, rel=0.4)
+    switch_ns = (TIMINGS["tRTP"] + TIMINGS["tRP"] + TIMINGS["tRCD"]) * TCK - BURST
+    lost = 1 - pair["bandwidth_GBps"] / alone["bandwidth_GBps"]
+    per_line = (pair["row_conflicts"] - alone["row_conflicts"]) * switch_ns / BURST
+    assert lost == pytest.approx(per_line / (1 + per_line), rel=0.35)
+
+
+def test_closed_page_activates_every_line():
+    m = memory(run(dram_board(policy="closed", trefi_clk=10**7), ["0.0.r.0"]))
+    assert m["row_hits"] == 0
+    assert m["row_empties"] == pytest.approx(1.0, abs=1e-9)
+
+
+def test_a_chase_sees_the_row_miss_latency():
+    """One line in flight at scattered rows: every access opens a row (and often closes another)."""
+    m = memory(run(dram_board(trefi_clk=10**7), ["0.0.l.0"], size=4 * 2**20))
+    assert m["row_hits"] < 0.01
+    floor = (TIMINGS["tRCD"] + TIMINGS["CL"]) * TCK + BURST
+    assert m["read_ns"] >= floor
+
+
+@pytest.mark.parametrize("threads", [["0.0.w.0"], ["0.0.w.0", "0.1.w.0"], ["0.0.t.0"]])
+def test_two_seeds_agree_within_one_percent(threads):
+    """Page placements of different seeds give the same steady-state result."""
+    board = dram_board(cores=2, window=4)
+    a = run(board, threads, size=64 * 2**20, mode="steady", seed=1).makespan_ns
+    b = run(board, threads, size=64 * 2**20, mode="steady", seed=2).makespan_ns
+    assert b == pytest.approx(a, rel=0.01)
+
+
+def test_steady_agrees_with_exact():
+    board = dram_board(cores=2, window=4)
+    steady = run(board, ["0.0.w.0", "0.1.r.0"], size=4 * 2**20, mode="steady").makespan_ns
+    exact = run(board, ["0.0.w.0", "0.1.r.0"], size=4 * 2**20, mode="exact").makespan_ns
+    assert steady == pytest.approx(exact, rel=0.01)
+
+
+def test_same_seed_same_json():
+    board = dram_board(cores=2, window=4)
+    a = run(board, ["0.0.w.0", "0.1.t.0"], size=2**20, mode="steady", seed=5).to_dict()
+    b = run(board, ["0.0.w.0", "0.1.t.0"], size=2**20, mode="steady", seed=5).to_dict()
+    assert a == b
+
+
+@settings(max_examples=8, deadline=None)
+@given(ops=st.lists(st.sampled_from("rwt"), min_size=1, max_size=4))
+def test_more_streams_never_beat_one_streams_row_hit_peak(ops):
+    """However many streams share the memory, it serves no more than one stream alone at the row-hit peak."""
+    peak = memory(run(dram_board(trefi_clk=10**7), ["0.0.r.0"]))["bandwidth_GBps"]
+    board = dram_board(cores=len(ops), trefi_clk=10**7)
+    m = memory(run(board, [f"0.{k}.{op}.0" for k, op in enumerate(ops)], size=2**19))
+    assert m["bandwidth_GBps"] <= peak * 1.005
+    assert 0 <= m["utilization"] <= 1 and 0 <= m["bus_utilization"] <= m["utilization"] + 1e-9
+    assert not math.isnan(m["efficiency"])
