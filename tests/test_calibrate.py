@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from simnuma.calibrate import (DEFAULT_FIT, PARAMETERS, calibrate, calibrated_yaml, chase_pages_problem,
@@ -261,18 +262,52 @@ def test_a_correlated_pair_keeps_one_at_its_prior():
     assert held[0].param.name in cal.record()["not_identified"]
 
 
-def test_a_parameter_no_measurement_pins_down_is_not_identified():
-    """Single threads far from saturating the memory barely feel its efficiency: its interval is wide."""
-    board = one_node()
-    data = synthetic(board.with_parameters({"defaults.memory.latency": 70.0}), ["0.0.r.0", "0.0.w.0"])
-    cal = calibrate(board, data, fit=["memory.latency", "memory.efficiency"], processes=1)
-    fits = {p.param.name: p for p in cal.parameters}
-    efficiency = fits["memory.efficiency"]
-    assert not efficiency.identified and efficiency.value == 0.8 and efficiency.interval is None
-    assert "95% interval" in efficiency.note and "of its range" in efficiency.note
-    assert fits["memory.latency"].identified
-    assert fits["memory.latency"].interval[0] < 70.0 < fits["memory.latency"].interval[1]
-    assert "memory.efficiency  0.8" in cal.render_text() and "not identified, kept" in cal.render_text()
+def classify(J, residuals, u, independent=None):
+    """The verdicts of calibrate._classify for a Jacobian in scaled coordinates (closed form, no simulation)."""
+    from types import SimpleNamespace
+
+    from simnuma.calibrate import _Fit, _classify
+
+    J = np.array(J, dtype=float)
+    params = [PARAMETERS[n] for n in ("memory.latency", "xbar.latency", "probe.lookup")[:J.shape[1]]]
+    search = SimpleNamespace(continuous=params, integers=[], span=np.array([p.high - p.low for p in params]),
+                             ev=SimpleNamespace(independent=independent or J.shape[0]))
+    fit = _Fit({}, np.array(u, dtype=float), np.array(residuals, dtype=float), J, 1, "", True)
+    return _classify(search, fit)
+
+
+def test_identification_in_closed_form():
+    """Six measurements at the model's 1% precision (residuals below it): sigma_u = 0.01 / |column|."""
+    quiet = [0.001] * 6
+    strong = [1.0, 0.5, -0.8, 0.3, 0.9, -0.4]
+    # a strong column is identified: its interval is 2 x 1.96 x 0.01 / |column| wide
+    (v,) = classify(np.transpose([strong]), quiet, [0.5]).values()
+    width = 2 * 1.96 * 0.01 / np.linalg.norm(strong)
+    assert v.identified and v.width == pytest.approx(width, rel=1e-4)
+    low, high = v.interval
+    lat = PARAMETERS["memory.latency"]
+    assert (high - low) == pytest.approx(width * (lat.high - lat.low), rel=1e-4)
+    assert v.sigma == pytest.approx(0.01 / np.linalg.norm(strong) * (lat.high - lat.low))
+    # a weak one (2.5% of a prediction over the whole range) spans most of its range
+    weak = [0.025, 0, 0, 0, 0, 0]
+    verdicts = classify(np.transpose([strong, weak]), quiet, [0.5, 0.5])
+    assert verdicts["memory.latency"].identified
+    assert not verdicts["xbar.latency"].identified
+    assert verdicts["xbar.latency"].reason.startswith("its 95% interval") and "of its range" in verdicts[
+        "xbar.latency"].reason
+    # a column no prediction feels: no effect
+    verdicts = classify(np.transpose([strong, [0.0] * 6]), quiet, [0.5, 0.5])
+    assert verdicts["xbar.latency"].reason == "no fitted prediction depends on it"
+    # two nearly proportional columns: only their combination is determined, both are flagged
+    twin = [x * 1.02 + 0.01 * (-1) ** i for i, x in enumerate(strong)]
+    verdicts = classify(np.transpose([strong, twin]), quiet, [0.5, 0.5])
+    assert all(not v.identified and "only a combination of the two is determined" in v.reason
+               for v in verdicts.values())
+    assert abs(verdicts["memory.latency"].correlations["xbar.latency"]) > 0.95
+    # at its upper bound with the cost falling outwards: fitted there, with a one-sided interval
+    (v,) = classify(np.transpose([strong]), [-0.05 * x for x in strong], [1.0]).values()
+    assert v.identified and v.reason == "the measurements want it above its bound"
+    assert v.interval[1] == pytest.approx(lat.high)
 
 
 def test_a_window_whose_values_all_fit_is_not_identified():
