@@ -145,10 +145,12 @@ def test_a_chase_sees_the_row_miss_latency():
 
 @pytest.mark.parametrize("threads", [["0.0.w.0"], ["0.0.w.0", "0.1.w.0"], ["0.0.t.0"]])
 def test_two_seeds_agree_within_one_percent(threads):
-    """Page placements of different seeds give the same steady-state result."""
+    """Page placements of different seeds give the same result: the placement design, not luck, sets
+    how often streams meet in a bank (exact mode, so that only the layouts differ)."""
     board = dram_board(cores=2, window=4)
-    a = run(board, threads, size=64 * 2**20, mode="steady", seed=1).makespan_ns
-    b = run(board, threads, size=64 * 2**20, mode="steady", seed=2).makespan_ns
+    size = 2 * 2**20 if threads == ["0.0.t.0"] else 4 * 2**20
+    a = run(board, threads, size=size, seed=1).makespan_ns
+    b = run(board, threads, size=size, seed=2).makespan_ns
     assert b == pytest.approx(a, rel=0.01)
 
 

@@ -42,4 +42,4 @@ def test_more_background_load_never_speeds_a_thread_up(fg):
     times.insert(0, [t["time_ns"] for t in idle.threads])
     for lighter, heavier in zip(times, times[1:]):
         for a, b in zip(lighter, heavier):
-            assert b >= a * (1 - 0.01)
+            assert b >= a * (1 - 0.02)   # two steady-mode estimates, each within its 1% target
