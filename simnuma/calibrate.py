@@ -157,8 +157,9 @@ class FreeParameter:
         return getters[self.name]()
 
     def for_board(self, topology: Topology) -> "FreeParameter":
-        """The parameter as the board means it: its memory model's description and bounds, and bounds
-        that hold the board's own value (an integer's reach at least twice it, as far as 64 or 4096).
+        """The parameter as the board means it: its memory model's description and bounds, widened
+        when the board's own value sits on or past one (to half or twice that value; an integer's
+        upper bound to twice it, as far as 1024 or 4096).
 
         Raises CalibrationError when a node's memory model does not have it.
         """
@@ -171,13 +172,11 @@ class FreeParameter:
         variant = _MODEL_VARIANTS.get((self.name, models[0])) if len(models) == 1 else None
         out = replace(self, **variant) if variant else self
         prior = out.prior(topology)
-        if prior is None or prior <= 0:
+        if prior is None or prior <= 0 or out.name == "memory.efficiency" or out.low < prior < out.high:
             return out
-        if out.integer:
+        if out.integer:   # a window (or queue) at or past its bound: room up to twice the board's value
             top = _INTEGER_MAX.get(out.name, 1024)
             return out.with_bounds(out.low, max(out.high, min(top, 2 * int(round(prior)))))
-        if out.name == "memory.efficiency":
-            return out
         return out.with_bounds(min(out.low, prior / 2), max(out.high, 2 * prior))
 
     def rounded(self, value: float) -> float:

@@ -551,3 +551,12 @@ def test_an_idle_chase_on_huge_pages_sets_the_start():
     assert values["core.window.r"] == 7
     assert values["memory.latency"] == pytest.approx(110.0, rel=0.03)
     assert [c.name for c in cal.cases] == ["0.0.r.0", "0.0.l.0"]
+
+
+def test_bounds_make_room_for_the_boards_own_value():
+    board = one_node().with_parameters({"defaults.core.window.r": 10, "defaults.xbar.latency": 0.5})
+    window, xbar, latency = (PARAMETERS[n].for_board(board) for n in ("core.window.r", "xbar.latency",
+                                                                       "memory.latency"))
+    assert (window.low, window.high) == (1, 20)          # past the grid of 1..8: up to twice the board's value
+    assert (xbar.low, xbar.high) == (0.25, 20.0)          # on its bound: down to half of it
+    assert (latency.low, latency.high) == (20.0, 120.0)   # inside: as it is
