@@ -1106,6 +1106,12 @@ class Calibration:
         return [p for p in self.parameters if not p.identified]
 
     @property
+    def written(self) -> list:
+        """The parameters the calibrated board changes: the fitted ones, and unidentified ones whose board
+        value the measurements exclude (held at the nearest value they allow)."""
+        return [p for p in self.parameters if p.identified or p.value is not None and p.value != p.prior]
+
+    @property
     def worst(self) -> FitRow:
         return max(self.rows, key=lambda r: abs(r.residual_percent))
 
@@ -1114,8 +1120,8 @@ class Calibration:
         return float(np.mean([abs(r.residual_percent) for r in self.rows]))
 
     def changes(self) -> dict:
-        """``with_parameters`` changes of the identified parameters."""
-        return {p.param.path: p.param.document_value(p.value) for p in self.fitted}
+        """``with_parameters`` changes of the parameters the calibrated board changes."""
+        return {p.param.path: p.param.document_value(p.value) for p in self.written}
 
     def record(self) -> dict:
         """The machine-readable summary written into the calibrated board's comments."""
@@ -1497,10 +1503,14 @@ def calibrate(topology, data: MeasurementSet, fit=None, cases=None, processes: i
         best = search.run({n: start_values[n] for n in start}, search.u_of(start_values))
         best, verdicts, search = _settle(search, best, priors)
         int_verdicts = _integer_verdicts(search, best)
-        moved = {p.name: int(round(priors[p.name])) for p in search.integers
-                 if not int_verdicts[p.name].identified and best.ints[p.name] != round(priors[p.name])}
+        moved = {}
+        for p in search.integers:
+            if not int_verdicts[p.name].identified:
+                value, int_verdicts[p.name] = _held_at(p, float(round(priors[p.name])), int_verdicts[p.name])
+                if best.ints[p.name] != value:
+                    moved[p.name] = int(value)
         if moved:
-            log("not identified, back to their priors: " + ", ".join(f"{n}={v}" for n, v in moved.items()))
+            log("not identified, back to the board's values: " + ", ".join(f"{n}={v}" for n, v in moved.items()))
             best = search.finish(search.fit({**best.ints, **moved}, best.u))
             best, again, search = _settle(search, best, priors)
             verdicts = {**verdicts, **again}
@@ -1512,7 +1522,8 @@ def calibrate(topology, data: MeasurementSet, fit=None, cases=None, processes: i
         fitted = ev.predictions(final_values)  # of the values as the calibrated board writes them
         parameters = _parameter_fits(params, priors, final_values, verdicts, names, matrix) + unusable
         calibrated = topology.with_parameters(
-            {p.param.path: p.param.document_value(p.value) for p in parameters if p.identified})
+            {p.param.path: p.param.document_value(p.value) for p in parameters
+             if p.identified or p.value is not None and p.value != p.prior})
         return Calibration(prior_topology=topology, topology=calibrated, data=subset, cases=chosen,
                            parameters=parameters, rows=[FitRow(m, float(v)) for m, v in zip(subset, fitted)],
                            simulations=ev.simulations, evaluations=ev.evaluations, screened=search.screened,
@@ -1583,40 +1594,61 @@ def _usable(params: list, topology: Topology, ops: frozenset):
     return out, unusable
 
 
+def _held_at(p: FreeParameter, prior: float, verdict: _Verdict) -> tuple:
+    """``(value, verdict)``: where an unidentified parameter is held, and why.
+
+    At the board's value, unless the measurements exclude it: a value outside
+    the parameter's 95% interval (or an integer's range) moves to the nearest
+    end of it, the least change to the board the measurements allow.
+    """
+    if verdict.interval is None or prior is None:
+        return prior, verdict
+    low, high = verdict.interval
+    if low <= prior <= high:
+        return prior, verdict
+    value = p.rounded(low if prior < low else high)
+    note = (f"; held at {p.format(value)}, the end of its 95% {'range' if p.integer else 'interval'} nearest the"
+            f" board's {p.format(prior)}")
+    return value, replace(verdict, reason=verdict.reason + note)
+
+
 def _settle(search: _Search, best: _Fit, priors: dict):
-    """Hold unidentified continuous parameters at their priors, refitting the rest.
+    """Hold unidentified continuous parameters at the board's values, refitting the rest.
 
     Parameters nothing depends on are held at once (that changes no
     prediction).  Of the others that are not identified (an interval over
     most of the range, a correlation beyond 0.95), the one with the widest
     interval is held and the rest refitted, until every free one is
-    identified.  Returns ``(fit, verdicts, search)``; the search is the last
-    one (its ``fixed`` holds the held parameters).
+    identified.  A board value the measurements exclude is replaced by the
+    nearest they allow (:func:`_held_at`).  Returns ``(fit, verdicts,
+    search)``; the search is the last one (its ``fixed`` holds the held
+    parameters at their values).
     """
-    held = {}
+    held, where = {}, {}
     verdicts = {}
+    by_name = {p.name: p for p in search.continuous}
     for _ in range(len(search.continuous) + 1):
         verdicts = _classify(search, best)
         unused = [n for n, v in verdicts.items() if not v.identified and v.reason == _NO_EFFECT]
         weak = [n for n, v in verdicts.items() if not v.identified and v.reason != _NO_EFFECT]
         for name in unused:
-            held[name] = verdicts[name]
+            held[name], where[name] = verdicts[name], priors[name]
         if not weak:
             break
         worst = max(weak, key=lambda n: verdicts[n].width)
-        held[worst] = verdicts[worst]
-        fixed = {**search.fixed, **{n: priors[n] for n in held}}
+        where[worst], held[worst] = _held_at(by_name[worst], priors[worst], verdicts[worst])
+        fixed = {**search.fixed, **{n: where[n] for n in held}}
         keep = [j for j, p in enumerate(search.continuous) if p.name not in fixed]
         start_values = {**search.values(best.u, best.ints), **fixed}
         inner = _Search(search.ev, search.continuous + search.integers, priors, search.max_evaluations, search.log,
                         fixed=fixed).share(search)
         u = inner.u_of(start_values)
-        # moving the held ones back to their priors; the Jacobian says how far that moves the predictions
+        # moving the held ones to their values; the Jacobian says how far that moves the predictions
         shift = best.jacobian @ (search.u_of(start_values) - best.u)
         if float(np.max(np.abs(shift), initial=0.0)) < NOISE_FLOOR:
             # a small move: one linear step of the rest with the Jacobian they have, kept if it helps
-            search.log(f"holding {worst} at its prior ({verdicts[worst].reason}); that moves no prediction by"
-                       f" 1%: one linear step of the rest")
+            search.log(f"holding {worst} at {by_name[worst].format(where[worst])} ({held[worst].reason}); that"
+                       f" moves no prediction by 1%: one linear step of the rest")
             J = best.jacobian[:, keep]
             r = search.ev.residuals_many([inner.values(u, best.ints)])[0]
             stepped = _linear_step(J, r, u)
@@ -1624,14 +1656,15 @@ def _settle(search: _Search, best: _Fit, priors: dict):
             u, r = (stepped, r2) if float(r2 @ r2) < float(r @ r) else (u, r)
             best = replace(best, u=u, residuals=r, jacobian=J)
         else:
-            search.log(f"holding {worst} at its prior ({verdicts[worst].reason}) and refitting the rest")
+            search.log(f"holding {worst} at {by_name[worst].format(where[worst])} ({held[worst].reason}) and"
+                       f" refitting the rest")
             best = inner.finish(inner.fit(best.ints, u, jacobian=best.jacobian[:, keep]))
         search = inner
     if held and any(n not in search.fixed for n in held):
-        values = {**search.values(best.u, best.ints), **{n: priors[n] for n in held}}
+        values = {**search.values(best.u, best.ints), **{n: where[n] for n in held}}
         last = search
         search = _Search(search.ev, search.continuous + search.integers, priors, search.max_evaluations, search.log,
-                         fixed={**search.fixed, **{n: priors[n] for n in held}}).share(last)
+                         fixed={**search.fixed, **{n: where[n] for n in held}}).share(last)
         keep = [j for j, p in enumerate(last.continuous) if p.name not in held]
         best = replace(best, u=search.u_of(values), jacobian=best.jacobian[:, keep])
     out = {n: v for n, v in verdicts.items() if n not in held}
@@ -1644,7 +1677,8 @@ def _parameter_fits(params: list, priors: dict, values: dict, verdicts: dict, na
     for p in params:
         v = verdicts[p.name]
         if not v.identified:
-            out.append(ParameterFit(p, priors[p.name], float(priors[p.name]), None, False, v.reason))
+            held = values.get(p.name, priors[p.name])    # the board's value, or the nearest the measurements allow
+            out.append(ParameterFit(p, priors[p.name], float(held), None, False, v.reason))
             continue
         k = names.index(p.name)
         correlations = {n: float(matrix[k][i]) for i, n in enumerate(names) if i != k}
@@ -1700,6 +1734,8 @@ def _comment_block(cal: Calibration, shown: list) -> list:
             if p.partner:
                 line += f"; strongest correlation {p.partner_text()}"
             lines.append(line)
+        elif p.value is not None and p.value != p.prior:
+            lines.append(f"#   {p.param.name} set to {p.param.format(p.value)}: not identified ({p.note})")
         else:
             kept = "-" if p.prior is None else p.param.format(p.prior)
             lines.append(f"#   {p.param.name} kept at {kept}: not identified ({p.note})")
@@ -1762,14 +1798,14 @@ def _edit_in_place(text: str, cal: Calibration, shown: str) -> str | None:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError:
         return None
-    text = _insert_missing(text, root, [p for p in cal.fitted if _scalar_at(root, p.param.path.split(".")) is None])
+    text = _insert_missing(text, root, [p for p in cal.written if _scalar_at(root, p.param.path.split(".")) is None])
     if text is None:
         return None
     root = yaml.compose(text, Loader=yaml.SafeLoader)
     edits = {}     # start index -> (end index, new text)
     notes = {}     # line number -> [fitted parameters on it]
     others = {}    # line number -> keys beside them on that line that were not fitted
-    for p in cal.fitted:
+    for p in cal.written:
         parts = p.param.path.split(".")
         node = _scalar_at(root, parts)
         if node is None:
@@ -1896,6 +1932,16 @@ def _with_comment(line: str, fitted: list, shown: str, column: int, unfitted=())
     if comment is not None:
         comment = _FITTED_NOTE.sub("", comment).strip() or None  # a previous calibration's note goes
     replace_comment = comment is None or _is_assumption(comment)
+    if not any(p.identified for p in fitted):    # held where the measurements allow, not fitted
+        what = f"{fitted[0].param.description}, set" if replace_comment and len(fitted) == 1 else "set"
+        values = "; ".join(f"{p.param.name} not identified: {p.note}" for p in fitted)
+        note = f"{what} by simnuma calibrate on {shown} ({values})"
+        new_comment = note if replace_comment else f"{comment.rstrip()}; {note}"
+        code = code.rstrip()
+        pad = " " * max(2, column - len(code)) if comment is not None else "  "
+        return f"{code}{pad}# {new_comment}{newline}"
+    moved = [p for p in fitted if not p.identified]
+    fitted = [p for p in fitted if p.identified]
     windows = all(p.param.name.startswith("core.window.") for p in fitted)
     if len(fitted) == 1:
         p = fitted[0]
@@ -1912,6 +1958,7 @@ def _with_comment(line: str, fitted: list, shown: str, column: int, unfitted=())
     else:
         values = ", ".join(f"{p.param.name}: {p.param.format(p.value)} (95%: {p.interval_text()})" for p in fitted)
     note = f"{what} by simnuma calibrate on {shown} ({values})"
+    note += "".join(f"; {p.param.name} set, not identified: {p.note}" for p in moved)
     if unfitted and replace_comment:
         note += f"; {', '.join(unfitted)}: assumption, not fitted"
     new_comment = note if replace_comment else f"{comment.rstrip()}; {note}"
@@ -1920,7 +1967,7 @@ def _with_comment(line: str, fitted: list, shown: str, column: int, unfitted=())
     return f"{code}{pad}# {new_comment}{newline}"
 
 
-_FITTED_NOTE = re.compile(r"(?:^|;)[^;]*fitted by simnuma calibrate on .*$")
+_FITTED_NOTE = re.compile(r"(?:^|;)[^;]*(?:fitted|set) by simnuma calibrate on .*$")
 
 
 def _split_comment(line: str):

@@ -560,3 +560,35 @@ def test_bounds_make_room_for_the_boards_own_value():
     assert (window.low, window.high) == (1, 20)          # past the grid of 1..8: up to twice the board's value
     assert (xbar.low, xbar.high) == (0.25, 20.0)          # on its bound: down to half of it
     assert (latency.low, latency.high) == (20.0, 120.0)   # inside: as it is
+
+
+def test_a_board_value_the_measurements_exclude_moves_to_the_nearest_they_allow():
+    from simnuma.calibrate import _held_at, _Verdict
+
+    probe, window = PARAMETERS["probe.lookup"], PARAMETERS["core.window.w"]
+    wide = _Verdict(False, interval=(22.3, 57.7), reason="its 95% interval 22.3..57.7 ns spans 60% of its range")
+    assert _held_at(probe, 30.0, wide) == (30.0, wide)                  # allowed: kept
+    value, verdict = _held_at(probe, 20.0, wide)
+    assert value == 22.3
+    assert verdict.reason.endswith("; held at 22.3 ns, the end of its 95% interval nearest the board's 20 ns")
+    assert _held_at(probe, 20.0, _Verdict(False, reason="no fitted prediction depends on it"))[0] == 20.0
+    value, verdict = _held_at(window, 2.0, _Verdict(False, interval=(4, 8), reason="values 4..8 fit"))
+    assert value == 4 and "95% range nearest the board's 2" in verdict.reason
+
+
+def test_a_moved_value_is_written_to_the_board_and_said_so(round_trip):
+    from dataclasses import replace
+
+    board, _, cal = round_trip
+    fits = [replace(p, value=0.7, note="its 95% interval 0.65..0.95 spans 55% of its range; held at 0.7")
+            if p.param.name == "memory.efficiency" else p for p in cal.parameters]
+    fits = [replace(p, identified=False) if p.param.name == "memory.efficiency" else p for p in fits]
+    moved = replace(cal, parameters=fits)
+    moved.topology = board.with_parameters(moved.changes())
+    text = calibrated_yaml(moved, ONE_NODE, ["synthetic.json"])
+    assert parse_topology(text) == moved.topology and moved.topology.nodes[0].memory_efficiency == 0.7
+    assert "#   memory.efficiency set to 0.7: not identified (its 95% interval" in text
+    line = next(x for x in text.splitlines() if x.strip().startswith("efficiency:"))
+    assert "set by simnuma calibrate on synthetic.json (memory.efficiency not identified: its 95%" in line
+    again = calibrated_yaml(moved, text, ["synthetic.json"])          # the note is replaced, not repeated
+    assert next(x for x in again.splitlines() if x.strip().startswith("efficiency:")).count("simnuma calibrate") == 1
