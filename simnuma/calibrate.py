@@ -1620,46 +1620,57 @@ def _settle(search: _Search, best: _Fit, priors: dict):
     most of the range, a correlation beyond 0.95), the one with the widest
     interval is held and the rest refitted, until every free one is
     identified.  A board value the measurements exclude is replaced by the
-    nearest they allow (:func:`_held_at`).  Returns ``(fit, verdicts,
-    search)``; the search is the last one (its ``fixed`` holds the held
-    parameters at their values).
+    nearest they allow (:func:`_held_at`).  The profile has the last word:
+    when holding a parameter raises the cost beyond the 95% level (3.84 times
+    the residual variance), the measurements reject the held value, and the
+    parameter stays free and fitted, with its interval and a note.  Returns
+    ``(fit, verdicts, search)``; the search is the last one (its ``fixed``
+    holds the held parameters at their values).
     """
-    held, where = {}, {}
+    held, where, rejected = {}, {}, {}
     verdicts = {}
     by_name = {p.name: p for p in search.continuous}
     for _ in range(len(search.continuous) + 1):
         verdicts = _classify(search, best)
         unused = [n for n, v in verdicts.items() if not v.identified and v.reason == _NO_EFFECT]
-        weak = [n for n, v in verdicts.items() if not v.identified and v.reason != _NO_EFFECT]
+        weak = [n for n, v in verdicts.items() if not v.identified and v.reason != _NO_EFFECT and n not in rejected]
         for name in unused:
             held[name], where[name] = verdicts[name], priors[name]
         if not weak:
             break
         worst = max(weak, key=lambda n: verdicts[n].width)
-        where[worst], held[worst] = _held_at(by_name[worst], priors[worst], verdicts[worst])
-        fixed = {**search.fixed, **{n: where[n] for n in held}}
+        value, verdict = _held_at(by_name[worst], priors[worst], verdicts[worst])
+        fixed = {**search.fixed, **{n: where[n] for n in held}, worst: value}
         keep = [j for j, p in enumerate(search.continuous) if p.name not in fixed]
         start_values = {**search.values(best.u, best.ints), **fixed}
         inner = _Search(search.ev, search.continuous + search.integers, priors, search.max_evaluations, search.log,
                         fixed=fixed).share(search)
         u = inner.u_of(start_values)
+        text = f"{worst} at {by_name[worst].format(value)} ({verdict.reason})"
         # moving the held ones to their values; the Jacobian says how far that moves the predictions
         shift = best.jacobian @ (search.u_of(start_values) - best.u)
         if float(np.max(np.abs(shift), initial=0.0)) < NOISE_FLOOR:
             # a small move: one linear step of the rest with the Jacobian they have, kept if it helps
-            search.log(f"holding {worst} at {by_name[worst].format(where[worst])} ({held[worst].reason}); that"
-                       f" moves no prediction by 1%: one linear step of the rest")
+            search.log(f"holding {text}; that moves no prediction by 1%: one linear step of the rest")
             J = best.jacobian[:, keep]
             r = search.ev.residuals_many([inner.values(u, best.ints)])[0]
             stepped = _linear_step(J, r, u)
             r2 = search.ev.residuals_many([inner.values(stepped, best.ints)])[0]
             u, r = (stepped, r2) if float(r2 @ r2) < float(r @ r) else (u, r)
-            best = replace(best, u=u, residuals=r, jacobian=J)
+            held_fit = replace(best, u=u, residuals=r, jacobian=J)
         else:
-            search.log(f"holding {worst} at {by_name[worst].format(where[worst])} ({held[worst].reason}) and"
-                       f" refitting the rest")
-            best = inner.finish(inner.fit(best.ints, u, jacobian=best.jacobian[:, keep]))
-        search = inner
+            search.log(f"holding {text} and refitting the rest")
+            held_fit = inner.finish(inner.fit(best.ints, u, jacobian=best.jacobian[:, keep]))
+        # the profile's word: a held value that raises the cost beyond the 95% level is one the measurements
+        # reject, whatever the linearised interval said
+        s2, _ = _noise(search, best)
+        if held_fit.cost > best.cost + CHI2_95 * s2:
+            search.log(f"{worst} stays free: held at {by_name[worst].format(value)} the cost rises from"
+                       f" {best.cost:.3g} to {held_fit.cost:.3g}, beyond the 95% level ({best.cost + CHI2_95 * s2:.3g})")
+            rejected[worst] = (value, held_fit.cost)
+            continue
+        held[worst], where[worst] = verdict, value
+        best, search = held_fit, inner
     if held and any(n not in search.fixed for n in held):
         values = {**search.values(best.u, best.ints), **{n: where[n] for n in held}}
         last = search
@@ -1668,6 +1679,12 @@ def _settle(search: _Search, best: _Fit, priors: dict):
         keep = [j for j, p in enumerate(last.continuous) if p.name not in held]
         best = replace(best, u=search.u_of(values), jacobian=best.jacobian[:, keep])
     out = {n: v for n, v in verdicts.items() if n not in held}
+    for name, (value, cost) in rejected.items():
+        v = out[name]
+        if not v.identified:
+            reason = (f"its linearised 95% interval is wide, but held at {by_name[name].format(value)} the cost"
+                      f" rises beyond the 95% level ({best.cost:.3g} to {cost:.3g}): the measurements reject that")
+            out[name] = replace(v, identified=True, reason=reason)
     out.update(held)
     return best, out, search
 
