@@ -87,7 +87,6 @@ DIFF_STEP = 0.05             # finite-difference step, as a fraction of a parame
 NOISE_FLOOR = 0.01           # relative precision of one steady-mode prediction (its 1% confidence target)
 NEGLIGIBLE_CHANGE = 1e-3     # a parameter whose step moves no prediction by more than this is unused
 CONFIDENCE = 0.95            # the level of the intervals and of the integers' ranges
-CHI2_95 = 3.841              # chi-square quantile (one degree of freedom) of that level: an integer's profile
 UNIDENTIFIED_WIDTH = 0.5     # a 95% interval over more than this share of the range: not identified
 STRONG_CORRELATION = 0.95    # |r| above this with another fitted parameter: only their combination is determined
 MAX_FIT_EVALUATIONS = 15     # residual evaluations per continuous fit (Jacobians come on top)
@@ -1312,15 +1311,16 @@ def _at_bound(u: float, gradient: float) -> str:
 def _integer_verdicts(search: _Search, best: _Fit) -> dict:
     """``{name: _Verdict}`` of the integers: the values whose best known cost is within the 95% level.
 
-    The level is the profile's: a cost within chi-square(1) 95% (3.84) times
-    the residual variance of the best.  The costs known are those of the
+    The level is the profile's: a cost within q² times the residual variance
+    of the best, q the quantile of the intervals (1.96, so 3.84, when the
+    model's precision sets the variance; Student's t otherwise).  The costs known are those of the
     combinations screened, followed by chord steps or refitted (an upper
     bound of each one's best fit).  An integer whose values within the level
     span more than half its range is not identified, unless it sits on a
     bound with its cost rising inwards (the measurements want it beyond).
     """
-    s2, _ = _noise(search, best)
-    threshold = best.cost + CHI2_95 * s2
+    s2, q = _noise(search, best)
+    threshold = best.cost + q * q * s2
     out = {}
     for k, p in enumerate(search.integers):
         costs = {}
@@ -1621,8 +1621,8 @@ def _settle(search: _Search, best: _Fit, priors: dict):
     interval is held and the rest refitted, until every free one is
     identified.  A board value the measurements exclude is replaced by the
     nearest they allow (:func:`_held_at`).  The profile has the last word:
-    when holding a parameter raises the cost beyond the 95% level (3.84 times
-    the residual variance), the measurements reject the held value, and the
+    when holding a parameter raises the cost beyond the 95% level (q² times
+    the residual variance, as for the integers), the measurements reject the held value, and the
     parameter stays free and fitted, with its interval and a note.  Returns
     ``(fit, verdicts, search)``; the search is the last one (its ``fixed``
     holds the held parameters at their values).
@@ -1663,10 +1663,10 @@ def _settle(search: _Search, best: _Fit, priors: dict):
             held_fit = inner.finish(inner.fit(best.ints, u, jacobian=best.jacobian[:, keep]))
         # the profile's word: a held value that raises the cost beyond the 95% level is one the measurements
         # reject, whatever the linearised interval said
-        s2, _ = _noise(search, best)
-        if held_fit.cost > best.cost + CHI2_95 * s2:
+        s2, q = _noise(search, best)
+        if held_fit.cost > best.cost + q * q * s2:
             search.log(f"{worst} stays free: held at {by_name[worst].format(value)} the cost rises from"
-                       f" {best.cost:.3g} to {held_fit.cost:.3g}, beyond the 95% level ({best.cost + CHI2_95 * s2:.3g})")
+                       f" {best.cost:.3g} to {held_fit.cost:.3g}, beyond the 95% level ({best.cost + q * q * s2:.3g})")
             rejected[worst] = (value, held_fit.cost)
             continue
         held[worst], where[worst] = verdict, value

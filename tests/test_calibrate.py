@@ -592,3 +592,19 @@ def test_a_moved_value_is_written_to_the_board_and_said_so(round_trip):
     assert "set by simnuma calibrate on synthetic.json (memory.efficiency not identified: its 95%" in line
     again = calibrated_yaml(moved, text, ["synthetic.json"])          # the note is replaced, not repeated
     assert next(x for x in again.splitlines() if x.strip().startswith("efficiency:")).count("simnuma calibrate") == 1
+
+
+def test_a_hold_the_measurements_reject_leaves_the_parameter_fitted(monkeypatch):
+    """Whatever the linearised interval says, a held value that raises the cost beyond the 95% level stays free."""
+    import simnuma.calibrate as calibration
+
+    monkeypatch.setattr(calibration, "UNIDENTIFIED_WIDTH", 1e-6)              # every interval counts as wide
+    monkeypatch.setattr(calibration, "_held_at", lambda p, prior, verdict: (prior, verdict))   # held at 50 ns
+    board = one_node()
+    data = synthetic(board.with_parameters({"defaults.memory.latency": 70.0}), ["0.0.r.0", "0.0.w.0"])
+    lines = []
+    cal = calibrate(board, data, fit=["memory.latency"], processes=1, log=lines.append)
+    (latency,) = cal.parameters
+    assert latency.identified and latency.value == pytest.approx(70.0, abs=2.0)
+    assert "held at 50 ns the cost rises beyond the 95% level" in latency.note
+    assert any(line.startswith("memory.latency stays free: held at 50 ns") for line in lines)
