@@ -1,11 +1,14 @@
 """Calibration: fitting a board's free parameters to measured cases.
 
-A calibration fits named free parameters (:data:`PARAMETERS`: DRAM latency
-and efficiency, link, crossbar and probe latencies, the per-op outstanding
-windows, ...) to the measurements of chosen cases (by default the
-single-thread ones) by bounded least squares on relative residuals
-``(predicted - measured) / measured``, predicting every measurement with the
-model itself in steady mode.
+A calibration fits named free parameters (:data:`PARAMETERS`: the memory
+latency, a FIFO memory's efficiency, the DRAM queue, link, crossbar and probe
+latencies, the per-op outstanding windows, ...) to the measurements of chosen
+cases (by default the single-thread stride cases, the idle latency chase when
+it ran on huge pages, and the peaks: :func:`choose_cases`) by bounded least
+squares on relative residuals ``(predicted - measured) / measured``,
+predicting every measurement with the model itself in steady mode.  A
+parameter the board's memory model does not have is refused, and the default
+fit holds only what the chosen cases can identify (:func:`default_fit`).
 
 The fit in outline (``docs/calibration.md`` has the details):
 
@@ -14,19 +17,20 @@ The fit in outline (``docs/calibration.md`` has the details):
    forward-difference Jacobian of step :data:`DIFF_STEP` whose perturbed
    points are simulated together on a process pool.  Every simulation is
    cached by case and by the parameter values it depends on.
-2. Windows are integers.  After the fit at the board's own windows, every
-   combination in the window grid is screened: its residuals at the fitted
-   continuous values (cheap: a case depends only on the windows of its own
-   ops) plus the linear correction the Jacobian allows; the best are followed
-   by a few frozen-Jacobian steps.  Each continuous parameter is also tried
-   across its range (to look past plateaus).  The most promising candidates
-   are refitted, and the best fit is kept.
-3. The Jacobian at the solution gives each parameter's uncertainty (residual
-   variance, floored at the model's 1% steady-state precision).  A parameter
-   no prediction depends on, or one whose uncertainty spans more than half
-   its range, is *not determined* by the data and keeps its prior value (the
-   others are refitted); so is a window whose values across most of its grid
-   fit within one sigma.
+2. Windows and the DRAM queue are integers.  After the fit at the board's
+   own values, every combination of the windows is screened: its residuals
+   at the fitted continuous values (cheap: a case depends only on the windows
+   of its own ops) plus the linear correction the Jacobian allows; the queue
+   is screened on a ladder of powers of two and bisected where the cost
+   changes.  The best are followed by a few frozen-Jacobian steps and the
+   most promising refitted.  Parameters on a plateau or at a bound are also
+   tried across their ranges.
+3. At the solution, each continuous parameter gets a 95% interval from the
+   Jacobian (residual variance, floored at the model's 1% precision) and its
+   correlations; each integer the range of values whose cost stays within
+   the 95% level.  A parameter no prediction depends on, one whose interval
+   spans most of its range, or one correlated beyond 0.95 with another is
+   *not identified*: it keeps the board's value and the others are refitted.
 
 :func:`calibrated_yaml` writes the fitted board: the original file with the
 fitted values substituted in place (comments kept) where possible, and a
@@ -51,19 +55,24 @@ import numpy as np
 from . import __version__
 from .errors import CalibrationError, SimnumaError, SpecError, TopologyError
 from .measurements import Case, MeasurementSet, parse_case
+from .memparams import MEMORY_MODELS
 from .model import simulate
 from .topology import Topology, load_topology, parse_topology
-from .workload import OPS, ThreadSpec, Workload, parse_spec
+from .workload import OPS, Workload, parse_spec
 
 __all__ = [
     "FreeParameter",
     "PARAMETERS",
     "DEFAULT_FIT",
+    "default_fit",
     "parse_fit",
     "Calibration",
     "ParameterFit",
     "FitRow",
     "calibrate",
+    "choose_cases",
+    "chase_pages_problem",
+    "is_peak",
     "predict",
     "check_measurements",
     "calibrated_yaml",
@@ -77,17 +86,21 @@ STRIDE_OPS = frozenset({"r", "w", "t"})   # ops of the default calibration cases
 DIFF_STEP = 0.05             # finite-difference step, as a fraction of a parameter's range
 NOISE_FLOOR = 0.01           # relative precision of one steady-mode prediction (its 1% confidence target)
 NEGLIGIBLE_CHANGE = 1e-3     # a parameter whose step moves no prediction by more than this is unused
-UNDETERMINED_SPREAD = 0.5    # one-sigma uncertainty above this fraction of the range: not determined
+CONFIDENCE = 0.95            # the level of the intervals and of the integers' ranges
+UNIDENTIFIED_WIDTH = 0.5     # a 95% interval over more than this share of the range: not identified
+STRONG_CORRELATION = 0.95    # |r| above this with another fitted parameter: only their combination is determined
 MAX_FIT_EVALUATIONS = 15     # residual evaluations per continuous fit (Jacobians come on top)
 FIT_FTOL = 1e-2              # stop when the cost falls by less than 1% (predictions are precise to ~1%)
 FIT_XTOL = 1e-2              # ... or the step is under 1% of the scaled parameters
 JACOBIAN_REFRESH = 2         # accepted steps between finite-difference Jacobians (Broyden updates between)
-WINDOW_VERIFIED = 4          # screened window combinations followed by chord steps
-WINDOW_CHORD_STEPS = 3       # frozen-Jacobian Gauss-Newton steps per followed combination
+WINDOW_VERIFIED = 3          # screened integer combinations followed by chord steps: the best predicted ...
+WINDOW_VERIFIED_BASE = 2     # ... and the best by their simulated cost at the fit's continuous values
+WINDOW_CHORD_STEPS = 2       # frozen-Jacobian Gauss-Newton steps per followed combination
 WINDOW_CANDIDATES = 2        # of those, the best ones refitted ...
 WINDOW_PROMISE = 3.0         # ... if their cost is under this multiple of the incumbent's
 SEARCH_ROUNDS = 3            # rounds of looking for better starts (windows: the grid, then neighbours)
 SCAN_FRACTIONS = (1 / 6, 1 / 2, 5 / 6)   # where in its range each parameter is tried by the scan
+WIDE_INTEGER = 64            # integers with more values than this (the DRAM queue, wide windows) are searched on a ladder
 DOCUMENT_DIGITS = 4          # significant digits of a fitted value in the calibrated board
 RECORD_PREFIX = "# simnuma-calibration: "
 _BLOCK_START = "# ---- simnuma calibrate"
@@ -98,7 +111,11 @@ _BLOCK_END = "# ---- end of simnuma calibrate"
 
 @dataclass(frozen=True)
 class FreeParameter:
-    """A parameter a calibration may fit: its document path, unit and physical bounds."""
+    """A parameter a calibration may fit: its document path, unit and physical bounds.
+
+    ``models`` are the memory models (``memory.model``) that have it; a
+    parameter of another model is refused (:func:`parse_fit`).
+    """
 
     name: str
     path: str
@@ -107,16 +124,22 @@ class FreeParameter:
     high: float
     description: str
     integer: bool = False
+    models: tuple = MEMORY_MODELS
 
     @property
     def op(self) -> str | None:
         """For a per-op core parameter (``core.window.<op>``, ``core.hold.<op>``), the op it belongs to."""
         return self.name.rsplit(".", 1)[1] if self.name.startswith("core.") else None
 
+    @property
+    def wide(self) -> bool:
+        """An integer whose range is searched on a ladder and by bisection, not value by value."""
+        return self.integer and self.high - self.low + 1 > WIDE_INTEGER
+
     def prior(self, topology: Topology) -> float:
         """The value the board gives (its first node or link)."""
         node = topology.nodes[0]
-        if self.integer:
+        if self.name.startswith("core.window."):
             return float(node.window[self.op])
         if self.name.startswith("core.hold."):
             return float((node.hold_ns or {}).get(self.op, 0.0))  # not given: no hold
@@ -124,6 +147,7 @@ class FreeParameter:
             "memory.latency": lambda: node.memory_latency_ns,
             "memory.efficiency": lambda: node.memory_efficiency,
             "memory.bandwidth": lambda: node.memory_bandwidth_GBps,
+            "memory.queue": lambda: float(node.memory_queue),
             "sri.latency": lambda: node.sri_latency_ns,
             "xbar.latency": lambda: node.xbar_latency_ns,
             "probe.lookup": lambda: node.probe_lookup_ns,
@@ -131,8 +155,31 @@ class FreeParameter:
         }
         return getters[self.name]()
 
+    def for_board(self, topology: Topology) -> "FreeParameter":
+        """The parameter as the board means it: its memory model's description and bounds, widened
+        when the board's own value sits on or past one (to half or twice that value; an integer's
+        upper bound to twice it, as far as 1024 or 4096).
+
+        Raises CalibrationError when a node's memory model does not have it.
+        """
+        models = board_memory_models(topology)
+        for model in models:
+            if model not in self.models:
+                raise CalibrationError(f"--fit {self.name}: board {topology.name!r} has a {model} memory"
+                                       f" (memory.model: {model}), {_NOT_IN_MODEL[model]}; {self.name} belongs"
+                                       f" to the {' and '.join(self.models)} memory only")
+        variant = _MODEL_VARIANTS.get((self.name, models[0])) if len(models) == 1 else None
+        out = replace(self, **variant) if variant else self
+        prior = out.prior(topology)
+        if prior is None or prior <= 0 or out.name == "memory.efficiency" or out.low < prior < out.high:
+            return out
+        if out.integer:   # a window (or queue) at or past its bound: room up to twice the board's value
+            top = _INTEGER_MAX.get(out.name, 1024)
+            return out.with_bounds(out.low, max(out.high, min(top, 2 * int(round(prior)))))
+        return out.with_bounds(min(out.low, prior / 2), max(out.high, 2 * prior))
+
     def rounded(self, value: float) -> float:
-        """``value`` as written to a board file: a whole number of lines, or four significant digits."""
+        """``value`` as written to a board file: a whole number, or four significant digits."""
         return float(int(round(value))) if self.integer else float(_round(value, DOCUMENT_DIGITS))
 
     def document_value(self, value: float):
@@ -165,6 +212,28 @@ class FreeParameter:
         return replace(self, low=low, high=high)
 
 
+def board_memory_models(topology: Topology) -> tuple:
+    """The memory models of the board's nodes, each once, in node order."""
+    return tuple(dict.fromkeys(n.memory_model for n in topology.nodes))
+
+
+# why a memory model has no such parameter
+_NOT_IN_MODEL = {
+    "fifo": "a fixed-latency server",
+    "dram": "whose peak and sustained bandwidth follow from its organisation and datasheet timings"
+            " (memory.dram), which are facts and never fitted; the sustained efficiency is an output",
+    "curve": "whose bandwidth and loaded latency are its measured curves (memory.curves)",
+}
+# what memory.latency means, and its physical bounds, in each memory model
+_MODEL_VARIANTS = {
+    ("memory.latency", "fifo"): {"description": "DRAM access latency (fixed, beside the bandwidth server)"},
+    ("memory.latency", "dram"): {"description": "memory controller latency on top of the DRAM's own timings",
+                                 "low": 1.0, "high": 120.0},
+    ("memory.latency", "curve"): {"description": "idle memory latency (the curves add the loaded part)",
+                                  "low": 20.0, "high": 200.0},
+}
+
+
 def _round(value: float, digits: int):
     """``value`` to ``digits`` significant digits, as an int when whole."""
     if value == 0:
@@ -189,9 +258,11 @@ def _hold(op: str, what: str) -> FreeParameter:
 PARAMETERS = {p.name: p for p in (
     FreeParameter("memory.latency", "defaults.memory.latency", "ns", 20.0, 120.0, "DRAM access latency"),
     FreeParameter("memory.efficiency", "defaults.memory.efficiency", "", 0.4, 0.95,
-                  "sustained fraction of the DRAM peak bandwidth"),
+                  "sustained fraction of the DRAM peak bandwidth", models=("fifo",)),
     FreeParameter("memory.bandwidth", "defaults.memory.bandwidth", "GB/s", 1.0, 400.0,
-                  "peak DRAM bandwidth per node"),
+                  "peak DRAM bandwidth per node", models=("fifo",)),
+    FreeParameter("memory.queue", "defaults.memory.queue", "entries", 1, 512,
+                  "requests the memory controller's DRAM queue holds", integer=True),
     FreeParameter("link.latency", "link_defaults.latency", "ns", 1.0, 60.0, "link and PHY latency per hop"),
     FreeParameter("xbar.latency", "defaults.xbar.latency", "ns", 0.5, 20.0, "crossbar traversal"),
     FreeParameter("sri.latency", "defaults.sri.latency", "ns", 0.5, 20.0, "SRI pass-through latency"),
@@ -205,33 +276,64 @@ PARAMETERS = {p.name: p for p in (
     _hold("t", "triads"),
 )}
 
-DEFAULT_FIT = ("memory.latency", "memory.efficiency", "link.latency", "xbar.latency", "probe.lookup",
-               "core.window.r", "core.window.w")
+# every parameter a default fit may hold; default_fit() takes those the chosen cases can identify
+DEFAULT_FIT = ("memory.latency", "memory.efficiency", "memory.queue", "link.latency", "xbar.latency",
+               "probe.lookup", "core.window.r", "core.window.w", "core.window.t")
+_INTEGER_MAX = {"memory.queue": 4096}   # other integers (windows): 1024
 _BOUNDS = re.compile(r"^([A-Za-z_.]+)\s*=\s*([-+0-9.eE]+)\s*:\s*([-+0-9.eE]+)$")
 
 
-def parse_fit(items=None, ops=frozenset({"r", "w"})) -> list:
-    """Free parameters from ``NAME`` or ``NAME=LOW:HIGH`` items (default :data:`DEFAULT_FIT`).
+def default_fit(topology: Topology, cases) -> list:
+    """The names of the parameters the chosen ``cases`` can identify on ``topology``.
 
-    By default a window is fitted for every op the chosen cases use (``r``,
-    ``w``, ``t``); ``l`` (latency chase) threads have a window of one.
+    Always the memory latency and the crossbar; the window of every stride op
+    measured; the link latency when a thread crosses a link; the probe lookup
+    when a multi-node board broadcasts probes; the DRAM queue (and, for a
+    FIFO memory, its efficiency) only with a peak, the only case that fills
+    the queue and loads the memory.
+    """
+    specs = [parse_spec(s) for c in cases for s in c.threads + c.background]
+    ops = {s.op for s in specs}
+    peaks = any(is_peak(c, topology) for c in cases)
+    fifo = board_memory_models(topology) == ("fifo",)
+    wanted = {
+        "memory.latency": True,
+        "memory.efficiency": peaks and fifo,
+        "memory.queue": peaks,
+        "link.latency": bool(topology.links) and any(s.node != s.mem_node for s in specs),
+        "xbar.latency": True,
+        "probe.lookup": topology.coherence == "broadcast" and len(topology.nodes) > 1,
+    }
+    return [n for n in DEFAULT_FIT if wanted.get(n, n.startswith("core.window.") and n[-1] in ops)]
+
+
+def parse_fit(items=None, topology: Topology | None = None, cases=()) -> list:
+    """Free parameters from ``NAME`` or ``NAME=LOW:HIGH`` items.
+
+    Without items, the default fit (:func:`default_fit` for ``cases`` on
+    ``topology``; every name of :data:`DEFAULT_FIT` without a board).  With
+    a board, each parameter takes the meaning and bounds of its memory model,
+    and one the board's memory model does not have is refused.
     """
     if not items:
-        names = [n for n in DEFAULT_FIT if not n.startswith("core.window.")]
-        names += [f"core.window.{op}" for op in ("r", "w", "t") if op in ops]
-        return [PARAMETERS[n] for n in names]
+        names = default_fit(topology, cases) if topology is not None else list(DEFAULT_FIT)
+        return [PARAMETERS[n].for_board(topology) if topology is not None else PARAMETERS[n] for n in names]
     out, seen = [], set()
     for item in items:
         text = str(item).strip()
         m = _BOUNDS.match(text)
         name = m.group(1) if m else text
         if name not in PARAMETERS:
+            if name.startswith("memory.dram"):
+                raise CalibrationError(f"--fit {text!r}: the DRAM's organisation and timings (memory.dram) are"
+                                       " datasheet facts, not fitted; fit memory.latency (the controller) or"
+                                       " memory.queue")
             raise CalibrationError(f"--fit {text!r}: unknown parameter; expected one of: {', '.join(PARAMETERS)}"
                                    " (optionally NAME=LOW:HIGH)")
         if name in seen:
             raise CalibrationError(f"--fit {name!r} is given twice")
         seen.add(name)
-        param = PARAMETERS[name]
+        param = PARAMETERS[name].for_board(topology) if topology is not None else PARAMETERS[name]
         if m:
             param = _bounded(param, float(m.group(2)), float(m.group(3)), text)
         out.append(param)
@@ -243,8 +345,9 @@ def _bounded(param: FreeParameter, low: float, high: float, text: str) -> FreePa
         raise CalibrationError(f"--fit {text!r}: bounds must be positive with LOW < HIGH")
     if param.name == "memory.efficiency" and high > 1:
         raise CalibrationError(f"--fit {text!r}: an efficiency is at most 1")
-    if param.integer and (low != int(low) or high != int(high) or high > 64):
-        raise CalibrationError(f"--fit {text!r}: window bounds are whole numbers from 1 to 64")
+    top = _INTEGER_MAX.get(param.name, 1024)
+    if param.integer and (low != int(low) or high != int(high) or high > top):
+        raise CalibrationError(f"--fit {text!r}: {param.name} bounds are whole numbers from 1 to {top}")
     return param.with_bounds(low, high)
 
 
@@ -252,18 +355,12 @@ def _bounded(param: FreeParameter, low: float, high: float, text: str) -> FreePa
 
 @dataclass(frozen=True)
 class SimCase:
-    """A measured case as the model runs it.
-
-    A latency chase (op ``l``) is simulated as a read with a window of one
-    line on its node; ``labels`` maps simulated labels back to measured ones.
-    """
+    """A measured case as the model runs it (a latency chase ``l`` is simulated as one)."""
 
     case: Case
     size_bytes: int
     threads: tuple
     background: tuple
-    window_one: tuple = ()        # nodes whose read window is forced to one
-    labels: tuple = ()            # ((simulated label, measured label), ...)
 
     @property
     def key(self) -> tuple:
@@ -271,51 +368,21 @@ class SimCase:
 
     @property
     def ops(self) -> frozenset:
-        """Ops whose windows the simulation depends on."""
-        ops = set()
-        for label in self.threads + self.background:
-            spec = parse_spec(label)
-            if not (spec.op == "r" and spec.node in self.window_one):
-                ops.add(spec.op)
-        return frozenset(ops)
+        """Ops whose windows the simulation depends on (a chase has one line in flight, whatever its window)."""
+        return frozenset(parse_spec(label).op for label in self.threads + self.background) - {"l"}
 
 
 def sim_case(case: Case, size_bytes: int | None) -> SimCase:
-    """How the model runs ``case``; CalibrationError when it cannot."""
-    size = size_bytes or DEFAULT_SIZE_BYTES
-    specs = [parse_spec(s) for s in case.threads + case.background]
-    chase_nodes = {s.node for s in specs if s.op == "l"}
-    for s in specs:
-        if s.op == "r" and s.node in chase_nodes:
-            raise CalibrationError(f"case {case.name!r}: a latency chase (op l) beside a read thread on node"
-                                   f" {s.node} cannot be modelled (the chase needs the node's read window at one)")
-    labels, fg, bg = [], [], []
-    for out, group in ((fg, case.threads), (bg, case.background)):
-        for label in group:
-            spec = parse_spec(label)
-            if spec.op == "l":
-                model = ThreadSpec(spec.node, spec.core, "r", spec.mem_node, spec.rate_GBps).label
-                labels.append((model, label))
-                out.append(model)
-            else:
-                out.append(label)
-    return SimCase(case, size, tuple(fg), tuple(bg), tuple(sorted(chase_nodes)), tuple(labels))
+    """How the model runs ``case``."""
+    return SimCase(case, size_bytes or DEFAULT_SIZE_BYTES, tuple(case.threads), tuple(case.background))
 
 
-def _board_for(topology: Topology, sim: SimCase, changes: dict) -> Topology:
-    changes = dict(changes)
-    for node in sim.window_one:
-        changes[f"nodes.{node}.core.window.r"] = 1
-    return topology.with_parameters(changes) if changes else topology
-
-
-def _compact(result, sim: SimCase) -> dict:
+def _compact(result) -> dict:
     """The figures of a Result that measurements can refer to."""
-    back = dict(sim.labels)
     threads = {}
     for t in result.threads:
         accesses = t["bytes"] / 64 if t["bytes"] else 0
-        threads[back.get(t["spec"], t["spec"])] = {
+        threads[t["spec"]] = {
             "GBps": t["bandwidth_GBps"],
             "ns_per_access": t["time_ns"] / accesses if accesses else math.nan,
         }
@@ -331,10 +398,10 @@ def _compact(result, sim: SimCase) -> dict:
 def run_sim_case(task) -> dict:
     """Simulate one case (``(topology, changes, SimCase, seed)``); a pool worker's job."""
     topology, changes, sim, seed = task
-    board = _board_for(topology, sim, changes)
+    board = topology.with_parameters(changes) if changes else topology
     result = simulate(board, list(sim.threads), list(sim.background), size_bytes=sim.size_bytes, mode="steady",
                       seed=seed, baseline=False)
-    return _compact(result, sim)
+    return _compact(result)
 
 
 def _baseline_label(topology: Topology) -> str:
@@ -353,6 +420,11 @@ def sim_cases_for(topology: Topology, data: MeasurementSet) -> dict:
             bsim = sim_case(base, m.size_bytes)
             out.setdefault(bsim.key, bsim)
     return out
+
+
+def _identity(m, topology: Topology) -> bool:
+    """Whether ``m`` holds by definition: the time % of the case it is a percentage of (100)."""
+    return m.metric == "time_percent" and parse_case(m.baseline or _baseline_label(topology)).name == m.case.name
 
 
 def predicted_value(m, results: dict, topology: Topology) -> float:
@@ -419,7 +491,6 @@ def _check_case(topology: Topology, case: Case) -> None:
         Workload.build(case.threads, case.background, ops=OPS).check(topology)
     except SpecError as exc:
         raise CalibrationError(f"case {case.name!r} cannot be placed on board {topology.name!r}: {exc}") from None
-    sim_case(case, None)
 
 
 # ------------------------------------------------------------------ evaluating many parameter sets
@@ -439,6 +510,7 @@ class Evaluator:
         self.seed = seed
         self.sims = sim_cases_for(topology, data)
         self.measured = np.array([m.value for m in data])
+        self.independent = sum(not _identity(m, topology) for m in data)   # the baseline's own time % is not
         self.cache: dict = {}
         self.simulations = 0
         self.evaluations = 0
@@ -536,9 +608,9 @@ class Evaluator:
 
 @dataclass
 class _Fit:
-    """One continuous fit at fixed windows."""
+    """One continuous fit at fixed integer parameters (windows, queue)."""
 
-    windows: dict
+    ints: dict
     u: np.ndarray
     residuals: np.ndarray
     jacobian: np.ndarray | None
@@ -551,67 +623,75 @@ class _Fit:
         return float(np.sum(self.residuals ** 2))
 
 
-class _Search:
-    """The continuous fits and the window screen of one calibration.
+def _ladder(p: FreeParameter) -> list:
+    """A wide integer's first values: its bounds and the powers of two between them."""
+    low, high = int(p.low), int(p.high)
+    values = {low, high}
+    v = 1
+    while v < high:
+        if v > low:
+            values.add(v)
+        v *= 2
+    return sorted(values)
 
-    ``fixed`` holds parameters kept at given values (the undetermined ones,
-    once they are reset to their priors).
+
+class _Search:
+    """The continuous fits and the integer (window, queue) search of one calibration.
+
+    ``fixed`` holds continuous parameters kept at given values (the
+    unidentified ones, once they are reset to their priors).
     """
 
     def __init__(self, ev: Evaluator, params: list, priors: dict, max_evaluations: int, log, fixed=None):
         self.ev = ev
         self.fixed = dict(fixed or {})
         self.continuous = [p for p in params if not p.integer and p.name not in self.fixed]
-        self.windows = [p for p in params if p.integer]
+        self.integers = [p for p in params if p.integer]
         self.priors = priors
         self.low = np.array([p.low for p in self.continuous])
         self.span = np.array([p.high - p.low for p in self.continuous])
         self.max_evaluations = max_evaluations
         self.log = log
-        self.fits: dict = {}          # window tuple -> _Fit
+        self.fits: dict = {}          # integer tuple -> _Fit
+        self.tried: set = set()       # integer tuples followed by chord steps or fitted
         self.screened = 0
-        self.window_costs: dict = {}  # window tuple -> lowest cost seen (predicted, after chord steps, or fitted)
+        self.costs: dict = {}         # integer tuple -> lowest cost seen (screened, after chord steps, or fitted)
+
+    def share(self, other: "_Search") -> "_Search":
+        """Take over what ``other`` has learnt (fits, costs, counters); returns self."""
+        self.fits, self.tried, self.costs, self.screened = dict(other.fits), other.tried, other.costs, other.screened
+        return self
 
     # -- coordinates
-    def values(self, u, windows: dict) -> dict:
-        """Every parameter's value: fixed ones, continuous ones from ``u``, the windows."""
+    def values(self, u, ints: dict) -> dict:
+        """Every parameter's value: fixed ones, continuous ones from ``u``, the integers.
+
+        Continuous values are rounded as the calibrated board writes them
+        (four significant digits, far below any step of the search), so that
+        the board's own predictions come from the simulations of the fit.
+        """
         out = dict(self.fixed)
-        out.update({p.name: float(lo + x * s) for p, lo, x, s in zip(self.continuous, self.low, u, self.span)})
-        out.update(windows)
+        out.update({p.name: p.rounded(lo + x * s) for p, lo, x, s in zip(self.continuous, self.low, u, self.span)})
+        out.update(ints)
         return out
 
     def u_of(self, values: dict) -> np.ndarray:
         x = np.array([values[p.name] for p in self.continuous], dtype=float)
         return np.clip((x - self.low) / self.span, 0.0, 1.0) if len(x) else x
 
-    def wkey(self, windows: dict) -> tuple:
-        return tuple(int(windows[p.name]) for p in self.windows)
+    def ikey(self, ints: dict) -> tuple:
+        return tuple(int(ints[p.name]) for p in self.integers)
 
     def note_cost(self, key: tuple, cost: float) -> None:
-        """Remember the lowest cost known for a window combination."""
-        if cost < self.window_costs.get(key, math.inf):
-            self.window_costs[key] = cost
+        """Remember the lowest cost known for a combination of the integers."""
+        if cost < self.costs.get(key, math.inf):
+            self.costs[key] = cost
 
-    def window_ranges(self, best: _Fit) -> dict:
-        """``{window name: (low, high)}``: the values whose best known cost is within one sigma of the best.
-
-        One sigma is the residual variance of the fit (floored at the model's
-        precision): a window whose neighbours fit as well is not determined.
-        """
-        dof = max(len(best.residuals) - len(self.continuous) - len(self.windows), 1)
-        tolerance = max(best.cost / dof, NOISE_FLOOR ** 2)
-        out = {}
-        for k, p in enumerate(self.windows):
-            good = [key[k] for key, cost in self.window_costs.items() if cost <= best.cost + tolerance]
-            value = int(best.windows[p.name])
-            out[p.name] = (min(good + [value]), max(good + [value]))
-        return out
-
-    def wtext(self, windows: dict) -> str:
-        return ", ".join(f"{p.op}={int(windows[p.name])}" for p in self.windows) or "-"
+    def itext(self, ints: dict) -> str:
+        return ", ".join(f"{_short(p)}={int(ints[p.name])}" for p in self.integers) or "-"
 
     # -- Jacobian: forward differences, all perturbed points simulated together
-    def jacobian(self, u, windows: dict) -> np.ndarray:
+    def jacobian(self, u, ints: dict) -> np.ndarray:
         n = len(u)
         steps = np.where(u + DIFF_STEP <= 1.0, DIFF_STEP, -DIFF_STEP)
         points = []
@@ -619,13 +699,13 @@ class _Search:
             point = np.array(u, dtype=float)
             point[j] += steps[j]
             points.append(point)
-        res = self.ev.residuals_many([self.values(u, windows)] + [self.values(p, windows) for p in points])
+        res = self.ev.residuals_many([self.values(u, ints)] + [self.values(p, ints) for p in points])
         if not n:
             return np.zeros((len(res[0]), 0))
         return np.column_stack([(res[j + 1] - res[0]) / steps[j] for j in range(n)])
 
-    def fit(self, windows: dict, u0, jacobian=None) -> _Fit:
-        """Fit the continuous parameters at fixed ``windows`` starting from ``u0``.
+    def fit(self, ints: dict, u0, jacobian=None) -> _Fit:
+        """Fit the continuous parameters at fixed integers ``ints`` starting from ``u0``.
 
         The Jacobian is a finite-difference one at the start (or ``jacobian``,
         that of a neighbouring fit, when given) and after every
@@ -636,15 +716,17 @@ class _Search:
         """
         from scipy.optimize import least_squares
 
-        key = self.wkey(windows)
+        key = self.ikey(ints)
+        self.tried.add(key)
         if not self.continuous:
-            r = self.ev.residuals_many([self.values(np.zeros(0), windows)])[0]
-            result = _Fit(dict(windows), np.zeros(0), r, np.zeros((len(r), 0)), 1, "no continuous parameter", True)
+            r = self.ev.residuals_many([self.values(np.zeros(0), ints)])[0]
+            result = _Fit(dict(ints), np.zeros(0), r, np.zeros((len(r), 0)), 1, "no continuous parameter", True)
             self.fits[key] = result
+            self.note_cost(key, result.cost)
             return result
 
         def fun(u):
-            return self.ev.residuals_many([self.values(u, windows)])[0]
+            return self.ev.residuals_many([self.values(u, ints)])[0]
 
         state = {"J": jacobian, "u": None, "r": None, "calls": 0, "fresh": False}
 
@@ -652,7 +734,7 @@ class _Search:
             u = np.array(u, dtype=float)
             r = fun(u)  # cached: least_squares evaluated it just before
             if state["J"] is None or (state["calls"] and state["calls"] % JACOBIAN_REFRESH == 0):
-                J, fresh = self.jacobian(u, windows), True
+                J, fresh = self.jacobian(u, ints), True
             elif state["u"] is None:
                 J, fresh = state["J"], False
             else:
@@ -663,11 +745,11 @@ class _Search:
         sol = least_squares(fun, np.clip(u0, 0.0, 1.0), jac=jac, bounds=(0.0, 1.0), method="trf",
                             ftol=FIT_FTOL, xtol=FIT_XTOL, gtol=1e-8, x_scale=1.0, max_nfev=self.max_evaluations)
         fresh = state["fresh"] and state["u"] is not None and np.array_equal(state["u"], sol.x)
-        result = _Fit(dict(windows), sol.x, sol.fun, sol.jac, sol.status, sol.message, fresh)
+        result = _Fit(dict(ints), sol.x, sol.fun, sol.jac, sol.status, sol.message, fresh)
         if key not in self.fits or result.cost < self.fits[key].cost:
             self.fits[key] = result
         self.note_cost(key, result.cost)
-        self.log(f"fit at windows {self.wtext(windows)}: cost {result.cost:.4g} after {sol.nfev} evaluations"
+        self.log(f"fit at {self.itext(ints)}: cost {result.cost:.4g} after {sol.nfev} evaluations"
                  f" ({'converged' if sol.status > 0 else 'evaluation limit'})")
         return result
 
@@ -675,34 +757,32 @@ class _Search:
         """``fit`` with a finite-difference Jacobian at its solution."""
         if fit.fresh:
             return fit
-        fresh = replace(fit, jacobian=self.jacobian(fit.u, fit.windows), fresh=True)
-        self.fits[self.wkey(fit.windows)] = fresh
+        fresh = replace(fit, jacobian=self.jacobian(fit.u, fit.ints), fresh=True)
+        self.fits[self.ikey(fit.ints)] = fresh
         return fresh
 
-    # -- windows
-    def grid(self) -> list:
-        """Every combination of window values within their bounds."""
-        axes = [range(int(p.low), int(p.high) + 1) for p in self.windows]
-        return [dict(zip((p.name for p in self.windows), combo)) for combo in itertools.product(*axes)]
+    def precision(self, fit: _Fit) -> float:
+        """The cost of residuals as large as a steady-mode prediction's precision (1% each)."""
+        return NOISE_FLOOR ** 2 * len(fit.residuals)
 
-    def neighbours(self, windows: dict) -> list:
-        """The combinations of the grid that differ from ``windows`` by at most one in each window."""
-        return [w for w in self.grid() if all(abs(w[p.name] - windows[p.name]) <= 1 for p in self.windows)]
+    # -- integers
+    def grid(self, ints: dict) -> list:
+        """Every combination of the windows' values (wide integers as in ``ints``)."""
+        axes = [[int(ints[p.name])] if p.wide else range(int(p.low), int(p.high) + 1) for p in self.integers]
+        return [dict(zip((p.name for p in self.integers), combo)) for combo in itertools.product(*axes)]
 
-    def screen(self, fit: _Fit, combos: list) -> list:
-        """``[(predicted cost, windows, start u, cost at the fit's u)]`` for the ``combos`` not fitted yet.
+    def neighbours(self, ints: dict) -> list:
+        """The combinations whose windows differ from ``ints`` by at most one each (wide integers as in ``ints``)."""
+        axes = []
+        for p in self.integers:
+            v = int(ints[p.name])
+            axes.append([v] if p.wide else [x for x in (v - 1, v, v + 1) if p.low <= x <= p.high])
+        combos = [dict(zip((p.name for p in self.integers), combo)) for combo in itertools.product(*axes)]
+        return [c for c in combos if self.ikey(c) != self.ikey(ints)]
 
-        The predicted cost is that of the residuals at the fitted continuous
-        values after the linear (Gauss-Newton) step the Jacobian allows,
-        clipped to the bounds; all combinations are predicted at once.  The
-        list holds the best predicted first, then (as the linear step can
-        mislead where a bandwidth goes as one over a latency) the best by the
-        simulated cost at the fit's own values.
-        """
-        combos = [w for w in combos if self.wkey(w) not in self.fits]
-        if not combos:
-            return []
-        R = np.array(self.ev.residuals_many([self.values(fit.u, w) for w in combos]))
+    def _screen_all(self, fit: _Fit, combos: list) -> tuple:
+        """``(predicted costs, start points, costs at the fit's u)`` of ``combos`` (see :meth:`screen`)."""
+        R = np.array(self.ev.residuals_many([self.values(fit.u, c) for c in combos]))
         self.screened += len(combos)
         J = fit.jacobian
         if J is None or not J.shape[1]:
@@ -711,84 +791,158 @@ class _Search:
             starts = np.clip(fit.u - R @ np.linalg.pinv(J).T, 0.0, 1.0)
             costs = np.sum((R + (starts - fit.u) @ J.T) ** 2, axis=1)
         base = np.sum(R ** 2, axis=1)
-        for cost, windows in zip(base, combos):
-            self.note_cost(self.wkey(windows), float(cost))
+        for cost, ints in zip(base, combos):
+            self.note_cost(self.ikey(ints), float(cost))
+        return costs, starts, base
+
+    def screen(self, fit: _Fit, combos: list) -> list:
+        """``[(predicted cost, ints, start u, cost at the fit's u, fit's u)]`` for the ``combos`` not tried yet.
+
+        The predicted cost is that of the residuals at the fitted continuous
+        values after the linear (Gauss-Newton) step the Jacobian allows,
+        clipped to the bounds; all combinations are predicted at once.  The
+        list holds the best predicted first, then (as the linear step can
+        mislead where a bandwidth goes as one over a latency) the best by the
+        simulated cost at the fit's own values.
+        """
+        combos = [c for c in combos if self.ikey(c) not in self.tried]
+        if not combos:
+            return []
+        costs, starts, base = self._screen_all(fit, combos)
         order = list(np.argsort(costs, kind="stable")[:WINDOW_VERIFIED])
-        order += [i for i in np.argsort(base, kind="stable") if i not in order][:WINDOW_VERIFIED]
+        order += [i for i in np.argsort(base, kind="stable") if i not in order][:WINDOW_VERIFIED_BASE]
         return [(float(costs[i]), combos[i], starts[i], float(base[i]), fit.u) for i in order]
 
-    def verify(self, ranked: list, jacobian) -> list:
-        """Follow the best-ranked combinations with a few frozen-Jacobian (chord) steps.
+    def explore(self, fit: _Fit, p: FreeParameter) -> list:
+        """A wide integer (the queue) searched at the fit: ranked like :meth:`screen`.
 
-        Returns ``[(cost, windows, u)]`` of the best point each reached, best
-        first; the steps of all combinations are simulated together.
+        Its ladder of powers of two is screened first; then the gaps between
+        two screened values across which the cost changes (by more than 1%)
+        are halved, the two with the lowest costs at their ends at a time,
+        until none is left.  A plateau (a queue deep enough that no case
+        fills it) is left alone.  Scores are the lower of the simulated cost
+        and the cost after the linear step.
         """
-        top = [[w, u, base, u0] for _, w, u, base, u0 in ranked]
+        seen = {}     # value -> (score, predicted cost, start u, base cost)
+        values = _ladder(p)
+        for _ in range(int(p.high - p.low).bit_length() + 2):
+            combos = [{**fit.ints, p.name: v} for v in values if v not in seen]
+            if not combos:
+                break
+            costs, starts, base = self._screen_all(fit, combos)
+            for c, cost, start, b in zip(combos, costs, starts, base):
+                seen[c[p.name]] = (min(float(cost), float(b)), float(cost), start, float(b))
+            ordered = sorted(seen)
+            gaps = [(min(seen[a][0], seen[b][0]), (a + b) // 2) for a, b in zip(ordered, ordered[1:])
+                    if b - a > 1 and abs(seen[a][0] - seen[b][0]) > 0.01 * max(seen[a][0], seen[b][0])]
+            values = [mid for _, mid in sorted(gaps)[:2]]
+        ranked = sorted((item for item in seen.items() if self.ikey({**fit.ints, p.name: item[0]}) not in self.tried),
+                        key=lambda item: item[1][0])[:WINDOW_VERIFIED]
+        self.log(f"searched {p.name} over {len(seen)} values at {self.itext(fit.ints)}; best: "
+                 + ", ".join(f"{v} ({score:.3g})" for v, (score, _, _, _) in ranked))
+        return [(cost, {**fit.ints, p.name: v}, start, b, fit.u) for v, (_, cost, start, b) in ranked]
+
+    def verify(self, ranked: list, jacobian, best_cost: float) -> list:
+        """Follow the promising ranked combinations with a few frozen-Jacobian (chord) steps.
+
+        A combination is followed when its predicted cost or its cost at the
+        fit's values is under :data:`WINDOW_PROMISE` times ``best_cost``
+        (only those can become refit candidates).  Each step goes from the
+        best point so far along the linear (Gauss-Newton) step; a step that
+        made things worse is halved instead.  Returns ``[(cost, ints, u)]`` of
+        the best point each reached, best first; the steps of all
+        combinations are simulated together.
+        """
+        for _, ints, _, _, _ in ranked:
+            self.tried.add(self.ikey(ints))
         if not self.continuous:
-            return [(base, w, u0) for _, w, _, base, u0 in ranked]
-        for _ in range(WINDOW_CHORD_STEPS):
-            residuals = self.ev.residuals_many([self.values(u, w) for w, u, _, _ in top])
+            return sorted(((base, c, u0) for _, c, _, base, u0 in ranked), key=lambda item: item[0])
+        # [ints, next point, best cost, best point]
+        top = [[c, u, base, u0] for pred, c, u, base, u0 in ranked if min(pred, base) < WINDOW_PROMISE * best_cost]
+        out = [(base, c, u0) for pred, c, _, base, u0 in ranked if min(pred, base) >= WINDOW_PROMISE * best_cost]
+        for _ in range(WINDOW_CHORD_STEPS if top else 0):
+            residuals = self.ev.residuals_many([self.values(u, c) for c, u, _, _ in top])
             for item, r in zip(top, residuals):
                 cost = float(np.sum(r ** 2))
                 if cost < item[2]:
                     item[2], item[3] = cost, item[1]
-                item[1] = _linear_step(jacobian, r, item[1])
-        for w, _, cost, _ in top:
-            self.note_cost(self.wkey(w), cost)
-        return sorted(((cost, w, u) for w, _, cost, u in top), key=lambda item: item[0])
+                    item[1] = _linear_step(jacobian, r, item[1])
+                else:
+                    item[1] = (item[1] + item[3]) / 2
+        for c, _, cost, _ in top:
+            self.note_cost(self.ikey(c), cost)
+        return sorted([(cost, c, u) for c, _, cost, u in top] + out, key=lambda item: item[0])
 
     def scan(self, fit: _Fit) -> list:
-        """One parameter at a time across its range (others at the fit): ``[(cost, windows, u)]``, best first.
+        """Parameters on a plateau or at a bound tried across their ranges (others at the fit).
 
-        A local fit cannot leave a region where some parameter has no effect
-        (DRAM efficiency while memory is far from saturated, say); the scan
-        looks past such plateaus.
+        Returns ``[(cost, ints, u)]``, best first.  A local fit cannot leave a
+        region where some parameter has no effect (a FIFO memory's efficiency
+        while memory is far from saturated, say), and may stop at a bound
+        where the predictions bend; the scan looks past both.  Parameters that
+        move a prediction inside their range are left to the fit.
         """
         points = []
         for j in range(len(self.continuous)):
+            inside = 0.01 < fit.u[j] < 0.99
+            if inside and np.max(np.abs(fit.jacobian[:, j])) * DIFF_STEP >= NEGLIGIBLE_CHANGE:
+                continue
             for fraction in SCAN_FRACTIONS:
                 if abs(fraction - fit.u[j]) >= 0.1:
                     u = np.array(fit.u, dtype=float)
                     u[j] = fraction
                     points.append(u)
-        residuals = self.ev.residuals_many([self.values(u, fit.windows) for u in points])
-        return sorted(((float(np.sum(r ** 2)), dict(fit.windows), u) for r, u in zip(residuals, points)),
+        if not points:
+            return []
+        residuals = self.ev.residuals_many([self.values(u, fit.ints) for u in points])
+        return sorted(((float(np.sum(r ** 2)), dict(fit.ints), u) for r, u in zip(residuals, points)),
                       key=lambda item: item[0])
 
-    def run(self, start_windows: dict, u0) -> _Fit:
-        """Fit at ``start_windows``, then look for better starts and refit from the most promising.
+    def run(self, start: dict, u0) -> _Fit:
+        """Fit at the integers ``start``, then look for better starts and refit from the most promising.
 
-        Each round screens window combinations (the whole grid first, then the
-        neighbours of a new best) and scans each continuous parameter across
-        its range; the best candidates of both, by simulated cost, are
-        refitted.  Rounds stop when no refit improves the best fit.
+        Each round screens combinations of the windows (the whole grid first,
+        then the neighbours of a new best) and searches each wide integer (the
+        queue, :meth:`explore`); the first round also scans parameters on a
+        plateau or at a bound.  The best candidates, by simulated cost after
+        a few chord steps, are refitted.  Rounds stop when no refit improves
+        the best fit, or when the fit is as good as a prediction is precise
+        (then the screen only tells which integers fit as well).
         """
-        best = self.refresh(self.fit(start_windows, u0))
-        combos = self.grid()
+        best = self.refresh(self.fit(start, u0))
+        combos = self.grid(best.ints)
         for round_no in range(SEARCH_ROUNDS):
             candidates = []
             screened_before = self.screened
-            ranked = self.screen(best, combos) if self.windows else []
+            ranked = self.screen(best, combos)
+            for p in self.integers:
+                if p.wide:
+                    ranked += self.explore(best, p)
+            if best.cost <= self.precision(best):
+                break         # as good as a prediction is precise: the screen only tells which integers fit as well
             if ranked:
-                checked = self.verify(ranked, best.jacobian)
-                self.log(f"screened {self.screened - screened_before} window combinations; after {WINDOW_CHORD_STEPS} linear steps: "
-                         + "; ".join(f"{self.wtext(w)} cost {c:.3g}" for c, w, _ in checked))
+                checked = self.verify(ranked, best.jacobian, best.cost)
+                self.log(f"screened {self.screened - screened_before} combinations around {self.itext(best.ints)};"
+                         f" the best after up to {WINDOW_CHORD_STEPS} chord steps: "
+                         + "; ".join(f"{self.itext(c)} cost {cost:.3g}" for cost, c, _ in checked))
                 candidates += checked
             if self.continuous and round_no == 0:
                 scanned = self.scan(best)
-                self.log(f"scanned {len(scanned)} points one parameter at a time; best cost {scanned[0][0]:.3g}")
-                candidates += scanned[:1]
+                if scanned:
+                    self.log(f"scanned {len(scanned)} points of parameters on a plateau or at a bound;"
+                             f" best cost {scanned[0][0]:.3g}")
+                    candidates += scanned[:1]
             candidates.sort(key=lambda item: item[0])
             chosen = [c for c in candidates if c[0] < WINDOW_PROMISE * best.cost][:WINDOW_CANDIDATES]
             incumbent, improved = best, False
-            for _, windows, u_start in chosen:
-                candidate = self.fit(windows, u_start, jacobian=incumbent.jacobian)
+            for _, ints, u_start in chosen:
+                candidate = self.fit(ints, u_start, jacobian=incumbent.jacobian)
                 if candidate.cost < best.cost:
                     best, improved = candidate, True
             if not improved:
                 break
             best = self.refresh(best)
-            combos = self.neighbours(best.windows)
+            combos = self.neighbours(best.ints)
         return self.finish(best)
 
     def finish(self, best: _Fit) -> _Fit:
@@ -797,13 +951,18 @@ class _Search:
         The result has a finite-difference Jacobian at its solution.
         """
         if best.status == 0:
-            self.log(f"continuing the fit at windows {self.wtext(best.windows)}")
-            best = self.fit(best.windows, best.u, jacobian=best.jacobian)
+            self.log(f"continuing the fit at {self.itext(best.ints)}")
+            best = self.fit(best.ints, best.u, jacobian=best.jacobian)
         if best.status == 0:
             raise CalibrationError(f"the fit did not converge within {2 * self.max_evaluations} evaluations"
-                                   f" (windows {self.wtext(best.windows)}, cost {best.cost:.3g}); fit fewer"
+                                   f" ({self.itext(best.ints)}, cost {best.cost:.3g}); fit fewer"
                                    " parameters or allow more with --max-evaluations")
         return self.refresh(best)
+
+
+def _short(p: FreeParameter) -> str:
+    """``r`` for core.window.r, ``queue`` for memory.queue."""
+    return p.op if p.op else p.name.rsplit(".", 1)[1]
 
 
 def _broyden(J, du, dr):
@@ -827,26 +986,75 @@ def _linear_step(J, r, u):
 
 @dataclass(frozen=True)
 class ParameterFit:
-    """The outcome for one free parameter."""
+    """The outcome for one free parameter.
+
+    An identified parameter has its fitted ``value``, a 95% ``interval`` (for
+    an integer: the lowest and highest values that fit within the 95% level)
+    and its ``correlations`` with the other fitted parameters.  One the
+    measurements do not identify keeps the board's value (``value`` is the
+    prior) and ``note`` says why.
+    """
 
     param: FreeParameter
     prior: float | None             # None: the board has no such parameter (a link's on a one-node board)
     value: float | None
-    uncertainty: float | None       # one standard deviation, in the parameter's unit
-    determined: bool
+    uncertainty: float | None       # one standard deviation, in the parameter's unit (continuous parameters)
+    identified: bool
     note: str = ""
+    interval: tuple | None = None   # 95% (low, high), in the parameter's unit
+    correlations: dict = field(default_factory=dict, compare=False)   # other fitted parameter -> r
 
     @property
     def at_bound(self) -> bool:
+        if not self.identified:
+            return False
+        if self.param.integer:
+            return self.value in (self.param.low, self.param.high)
         span = self.param.high - self.param.low
-        return self.determined and (self.value - self.param.low < 0.01 * span
-                                    or self.param.high - self.value < 0.01 * span)
+        return self.value - self.param.low < 0.01 * span or self.param.high - self.value < 0.01 * span
+
+    @property
+    def partner(self) -> tuple | None:
+        """``(name, r)`` of the fitted parameter it is most strongly correlated with.
+
+        A continuous parameter's partner is continuous: its interval holds
+        the integers at their values, which their profiles set; an integer's
+        is any (from the model linearised in it).
+        """
+        pool = {n: r for n, r in self.correlations.items()
+                if self.param.integer or not (n in PARAMETERS and PARAMETERS[n].integer)}
+        if not pool:
+            return None
+        name = max(pool, key=lambda n: abs(pool[n]))
+        return name, pool[name]
+
+    def interval_text(self) -> str:
+        """``35.1..49.3 ns``, ``3..4`` or ``-``."""
+        if self.interval is None:
+            return "-"
+        low, high = self.interval
+        if self.param.integer:
+            return f"{int(low)}..{int(high)}" if high > low else f"{int(low)}"
+        unit = f" {self.param.unit}" if self.param.unit else ""
+        return f"{_round(low, 3)}..{_round(high, 3)}{unit}"
+
+    def partner_text(self) -> str:
+        """``-0.62 with xbar.latency`` or ``-``."""
+        if self.partner is None:
+            return "-"
+        name, r = self.partner
+        return f"{r:+.2f} with {name}"
 
     def to_dict(self) -> dict:
         return {"name": self.param.name, "path": self.param.path, "unit": self.param.unit,
-                "bounds": [self.param.low, self.param.high], "prior": self.prior, "value": self.value,
-                "uncertainty": self.uncertainty, "determined": self.determined, "at_bound": self.at_bound,
-                "integer": self.param.integer, "note": self.note}
+                "description": self.param.description, "bounds": [self.param.low, self.param.high],
+                "prior": self.prior, "value": self.value, "uncertainty": self.uncertainty,
+                "interval_95": list(self.interval) if self.interval else None, "identified": self.identified,
+                "at_bound": self.at_bound, "integer": self.param.integer,
+                "correlations": {k: round(v, 4) for k, v in self.correlations.items()},
+                "strongest_correlation": ({"parameter": self.partner[0], "r": round(self.partner[1], 4)}
+                                          if self.partner else None),
+                "note": self.note}
 
 
 @dataclass(frozen=True)
@@ -883,14 +1091,24 @@ class Calibration:
     fitted_windows: int
     wall_seconds: float
     date: str = field(default_factory=lambda: _dt.date.today().isoformat())
+    left_out: list = field(default_factory=list)   # [(measurement, why)]: default cases not fitted
+    warnings: list = field(default_factory=list)   # one line each
+    correlation: dict = field(default_factory=dict)   # {"parameters": [names], "matrix": [[r]]} of the fitted ones
+    independent: int = 0                           # measurements that are not identities
 
     @property
     def fitted(self) -> list:
-        return [p for p in self.parameters if p.determined]
+        return [p for p in self.parameters if p.identified]
 
     @property
-    def undetermined(self) -> list:
-        return [p for p in self.parameters if not p.determined]
+    def unidentified(self) -> list:
+        return [p for p in self.parameters if not p.identified]
+
+    @property
+    def written(self) -> list:
+        """The parameters the calibrated board changes: the fitted ones, and unidentified ones whose board
+        value the measurements exclude (held at the nearest value they allow)."""
+        return [p for p in self.parameters if p.identified or p.value is not None and p.value != p.prior]
 
     @property
     def worst(self) -> FitRow:
@@ -901,8 +1119,8 @@ class Calibration:
         return float(np.mean([abs(r.residual_percent) for r in self.rows]))
 
     def changes(self) -> dict:
-        """``with_parameters`` changes of the determined parameters."""
-        return {p.param.path: p.param.document_value(p.value) for p in self.fitted}
+        """``with_parameters`` changes of the parameters the calibrated board changes."""
+        return {p.param.path: p.param.document_value(p.value) for p in self.written}
 
     def record(self) -> dict:
         """The machine-readable summary written into the calibrated board's comments."""
@@ -913,18 +1131,25 @@ class Calibration:
             "measurements": list(self.data.files),
             "machine": self.data.machine.to_dict(),
             "cases": [c.name for c in self.cases],
-            "fitted": {p.param.name: {"value": _round(p.value, 4), "uncertainty": _maybe(p.uncertainty)}
+            "fitted": {p.param.name: {"value": _round(p.value, 4), "uncertainty": _maybe(p.uncertainty),
+                                      "interval_95": [_round(x, 4) for x in p.interval] if p.interval else None,
+                                      "at_bound": p.at_bound}
                        for p in self.fitted},
-            "not_determined": [p.param.name for p in self.undetermined],
+            "not_identified": {p.param.name: p.note for p in self.unidentified},
+            "correlation": {"parameters": self.correlation.get("parameters", []),
+                            "matrix": [[round(x, 3) for x in row] for row in self.correlation.get("matrix", [])]},
+            "left_out": [{"measurement": m.key, "reason": why} for m, why in self.left_out],
+            "warnings": list(self.warnings),
             "mean_abs_residual_percent": round(self.mean_abs_residual_percent, 3),
             "worst_residual_percent": round(self.worst.residual_percent, 3),
         }
 
     def to_dict(self) -> dict:
         return {**self.record(), "parameters": [p.to_dict() for p in self.parameters],
-                "rows": [r.to_dict() for r in self.rows], "simulations": self.simulations,
-                "evaluations": self.evaluations, "window_combinations_screened": self.screened,
-                "window_combinations_fitted": self.fitted_windows, "wall_seconds": self.wall_seconds}
+                "rows": [r.to_dict() for r in self.rows], "independent_measurements": self.independent,
+                "simulations": self.simulations, "evaluations": self.evaluations,
+                "window_combinations_screened": self.screened, "window_combinations_fitted": self.fitted_windows,
+                "wall_seconds": self.wall_seconds}
 
     def render_text(self) -> str:
         """The terminal report: the fit per measurement, then per parameter."""
@@ -936,22 +1161,20 @@ class Calibration:
         out.append(f"mean |residual| {self.mean_abs_residual_percent:.1f}%, worst {self.worst.residual_percent:+.1f}%"
                    f" ({self.worst.measurement.key})")
         out += [f"* {r.measurement.key}: {r.measurement.caveat}" for r in self.rows if r.measurement.caveat]
+        out += [f"left out: {m.key}: {why}" for m, why in self.left_out]
+        out += [f"warning: {w}" for w in self.warnings]
         out.append("")
         rows = []
         for p in self.parameters:
-            if p.value is None:
-                value = "-"
-            else:
-                value = p.param.format(p.value, p.uncertainty) if p.determined else p.param.format(p.value)
-            state = "fitted" if p.determined else "not determined, kept"
-            if p.at_bound:
-                state += " (at a bound)"
-            rows.append([p.param.name, value, "-" if p.prior is None else p.param.format(p.prior),
-                         p.param.bounds_text, state, p.note])
-        out += _table(["parameter", "value", "prior", "bounds", "", "note"], rows)
+            value = "-" if p.value is None else p.param.format(p.value)
+            state = ("fitted, at a bound" if p.at_bound else "fitted") if p.identified else "not identified, kept"
+            rows.append([p.param.name, value, p.interval_text(), "-" if p.prior is None else p.param.format(p.prior),
+                         p.param.bounds_text, state, p.partner_text() if p.identified else "-", p.note])
+        out += _table(["parameter", "value", "95% interval", "prior", "bounds", "", "strongest correlation",
+                       "note"], rows)
         out.append("")
         out.append(f"{self.simulations} simulations, {self.evaluations} parameter sets,"
-                   f" {self.screened} window combinations screened, {self.fitted_windows} fitted;"
+                   f" {self.screened} integer combinations screened, {self.fitted_windows} fitted;"
                    f" {self.wall_seconds:.1f} s")
         return "\n".join(out)
 
@@ -976,76 +1199,259 @@ def _table(headers, rows) -> list:
     return lines
 
 
-# ------------------------------------------------------------------ uncertainty
+# ------------------------------------------------------------------ what the measurements identify
 
 _NO_EFFECT = "no fitted prediction depends on it"
 
 
+@dataclass(frozen=True)
+class _Verdict:
+    """Whether the measurements identify one parameter, and how well."""
+
+    identified: bool
+    sigma: float | None = None     # one standard deviation, in the parameter's unit
+    interval: tuple | None = None  # 95%, in the parameter's unit (integers: the values within the 95% level)
+    reason: str = ""               # why not identified
+    width: float = math.inf        # the interval's share of the range: which unidentified parameter goes first
+    correlations: dict = field(default_factory=dict, compare=False)
+
+
+def _noise(search: _Search, fit: _Fit) -> tuple:
+    """``(s2, q)``: the variance of one relative residual and the two-sided 95% quantile that goes with it.
+
+    The variance is the fit's residual variance over its degrees of freedom
+    (independent measurements less free parameters, at least one), floored
+    at the model's own precision (1% per prediction); Student's t quantile
+    when the residuals set it, the normal one (1.96) when the floor does.
+    """
+    from scipy.stats import norm, t
+
+    dof = max(search.ev.independent - len(search.continuous) - len(search.integers), 1)
+    variance = fit.cost / dof
+    if variance > NOISE_FLOOR ** 2:
+        return variance, float(t.ppf(0.5 + CONFIDENCE / 2, dof))
+    return NOISE_FLOOR ** 2, float(norm.ppf(0.5 + CONFIDENCE / 2))
+
+
 def _classify(search: _Search, fit: _Fit) -> dict:
-    """``{name: (determined, sigma in units, note, sigma as a fraction of the range)}``, continuous parameters."""
+    """``{name: _Verdict}`` of the continuous parameters being fitted, from the Jacobian at ``fit``.
+
+    Not identified: a parameter no prediction depends on; one whose 95%
+    interval spans more than :data:`UNIDENTIFIED_WIDTH` of its range; one
+    correlated with another beyond :data:`STRONG_CORRELATION` (only their
+    combination is determined).  Correlations are at the fitted integers.
+    """
     params = search.continuous
     if not params:
         return {}
     J = fit.jacobian
     m, n = J.shape
     unused = [float(np.max(np.abs(J[:, j]))) * DIFF_STEP < NEGLIGIBLE_CHANGE for j in range(n)]
-    dof = max(m - n, 1)
-    s2 = max(float(np.sum(fit.residuals ** 2)) / dof, NOISE_FLOOR ** 2)
+    s2, q = _noise(search, fit)
+    gradient = J.T @ fit.residuals    # half the cost's slope in the scaled coordinates
     active = [j for j in range(n) if not unused[j]]
     sigma_u = np.full(n, np.inf)
-    corr = None
+    corr = np.zeros((n, n))
     if active:
         Ja = J[:, active]
         cov = s2 * np.linalg.pinv(Ja.T @ Ja, rcond=1e-10)
         diag = np.clip(np.diag(cov), 0.0, None)
         sigma_u[active] = np.sqrt(diag)
         with np.errstate(invalid="ignore", divide="ignore"):
-            corr = cov / np.sqrt(np.outer(diag, diag))
+            c = np.nan_to_num(cov / np.sqrt(np.outer(diag, diag)), nan=0.0)
+        corr[np.ix_(active, active)] = np.clip(c, -1.0, 1.0)
         rank = np.linalg.matrix_rank(Ja, tol=1e-6 * max(1.0, float(np.abs(Ja).max())))
         if rank < len(active):
-            sv = np.linalg.svd(Ja, compute_uv=True)
-            null = sv[2][-1]  # the direction the data cannot see
+            null = np.linalg.svd(Ja)[2][-1]  # the direction the data cannot see
             for k, j in enumerate(active):
                 if abs(null[k]) > 0.3:
                     sigma_u[j] = np.inf
     out = {}
     for j, p in enumerate(params):
-        spread = float(sigma_u[j])
+        span = float(search.span[j])
+        correlations = {params[k].name: float(corr[j, k]) for k in active if k != j}
         if unused[j]:
-            out[p.name] = (False, None, _NO_EFFECT, math.inf)
-        elif not math.isfinite(spread) or spread > UNDETERMINED_SPREAD:
-            out[p.name] = (False, None, "trades off with " + _partner(params, active, corr, j), spread)
-        else:
-            out[p.name] = (True, spread * float(search.span[j]), "", spread)
+            out[p.name] = _Verdict(False, reason=_NO_EFFECT)
+            continue
+        if not math.isfinite(sigma_u[j]):
+            partner = max(correlations, key=lambda k: abs(correlations[k]), default="other parameters")
+            out[p.name] = _Verdict(False, reason=f"it trades off exactly with {partner}: only a combination is"
+                                                 " determined", correlations=correlations)
+            continue
+        lo_u, hi_u = max(0.0, fit.u[j] - q * sigma_u[j]), min(1.0, fit.u[j] + q * sigma_u[j])
+        interval = (p.low + lo_u * span, p.low + hi_u * span)
+        width = hi_u - lo_u
+        strongest = max(correlations, key=lambda k: abs(correlations[k]), default=None)
+        verdict = _Verdict(True, float(sigma_u[j] * span), interval, "", width, correlations)
+        # at a bound the cost rises inwards: the measurements want it beyond, and its interval is one-sided
+        pushing = _at_bound(fit.u[j], float(gradient[j]))
+        if strongest is not None and abs(correlations[strongest]) > STRONG_CORRELATION:
+            verdict = replace(verdict, identified=False,
+                              reason=f"r = {correlations[strongest]:+.2f} with {strongest}: only a combination"
+                                     " of the two is determined")
+        elif pushing:
+            verdict = replace(verdict, reason=f"the measurements want it {pushing} its bound")
+        elif width > UNIDENTIFIED_WIDTH:
+            text = f"{_round(interval[0], 3)}..{_round(interval[1], 3)}{' ' + p.unit if p.unit else ''}"
+            verdict = replace(verdict, identified=False,
+                              reason=f"its 95% interval {text} spans {100 * width:.0f}% of its range")
+        out[p.name] = verdict
     return out
 
 
-def _partner(params, active, corr, j) -> str:
-    if corr is None or j not in active:
-        return "other parameters"
-    k = active.index(j)
-    row = np.nan_to_num(np.abs(corr[k]), nan=0.0)
-    row[k] = 0.0
-    if row.size == 0 or row.max() == 0:
-        return "other parameters"
-    return params[active[int(np.argmax(row))]].name
+def _at_bound(u: float, gradient: float) -> str:
+    """``below``/``above`` when a scaled value sits on its lower/upper bound with the cost rising inwards."""
+    if u <= 0.01 and gradient > 0:
+        return "below"
+    if u >= 0.99 and gradient < 0:
+        return "above"
+    return ""
+
+
+def _integer_verdicts(search: _Search, best: _Fit) -> dict:
+    """``{name: _Verdict}`` of the integers: the values whose best known cost is within the 95% level.
+
+    The level is the profile's: a cost within q² times the residual variance
+    of the best, q the quantile of the intervals (1.96, so 3.84, when the
+    model's precision sets the variance; Student's t otherwise).  The costs known are those of the
+    combinations screened, followed by chord steps or refitted (an upper
+    bound of each one's best fit).  An integer whose values within the level
+    span more than half its range is not identified, unless it sits on a
+    bound with its cost rising inwards (the measurements want it beyond).
+    """
+    s2, q = _noise(search, best)
+    threshold = best.cost + q * q * s2
+    out = {}
+    for k, p in enumerate(search.integers):
+        costs = {}
+        for key, cost in search.costs.items():
+            costs[key[k]] = min(cost, costs.get(key[k], math.inf))
+        value = int(best.ints[p.name])
+        good = [v for v, c in costs.items() if c <= threshold] + [value]
+        low, high = min(good), max(good)
+        known = sorted(costs.values())
+        inward = costs.get(value - 1 if value == p.high else value + 1, math.inf)
+        pushing = ("above" if value == p.high else "below") if value in (p.low, p.high) and inward > best.cost else ""
+        if len(known) > 1 and known[-1] - known[0] <= 1e-9 * max(known[-1], 1e-12):
+            out[p.name] = _Verdict(False, reason=_NO_EFFECT)
+        elif pushing:
+            out[p.name] = _Verdict(True, interval=(low, high), reason=f"the measurements want it {pushing} its bound",
+                                   width=(high - low + 1) / (p.high - p.low + 1))
+        elif high - low + 1 > max(2, (p.high - p.low + 1) // 2):
+            out[p.name] = _Verdict(False, interval=(low, high),
+                                   reason=f"values {low}..{high} fit within the 95% level: most of its range"
+                                          f" {int(p.low)}..{int(p.high)}")
+        else:
+            out[p.name] = _Verdict(True, interval=(low, high), width=(high - low + 1) / (p.high - p.low + 1))
+    return out
+
+
+def _correlation_matrix(search: _Search, best: _Fit, int_verdicts: dict) -> tuple:
+    """``(names, matrix)`` of the correlations between the fitted parameters.
+
+    Between two continuous parameters: from the Jacobian at the fitted
+    integers (as their intervals are).  With an integer: from the model
+    linearised in that integer, a central difference over its two
+    neighbours (simulated at the fit); descriptive only, as an integer is
+    set by its profile, not by a slope.
+    """
+    names = [p.name for p in search.continuous]
+    J = best.jacobian if best.jacobian is not None else np.zeros((len(best.residuals), 0))
+    ints = [p for p in search.integers if int_verdicts[p.name].identified]
+    points, spans = [], []
+    for p in ints:
+        v = int(best.ints[p.name])
+        low, high = max(v - 1, int(p.low)), min(v + 1, int(p.high))
+        spans.append(high - low)
+        points += [search.values(best.u, {**best.ints, p.name: x}) for x in (low, high)]
+    residuals = search.ev.residuals_many(points) if points else []
+    columns = [(residuals[2 * k + 1] - residuals[2 * k]) / spans[k] for k in range(len(ints))]
+    full = np.column_stack([J] + columns) if columns else J
+    out = _corr(full)
+    nc = J.shape[1]
+    if nc:
+        out[:nc, :nc] = _corr(J)
+    return names + [p.name for p in ints], np.round(out, 6)
+
+
+def _corr(J) -> np.ndarray:
+    n = J.shape[1]
+    if not n:
+        return np.zeros((0, 0))
+    cov = np.linalg.pinv(J.T @ J, rcond=1e-10)
+    diag = np.clip(np.diag(cov), 0.0, None)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        corr = np.nan_to_num(cov / np.sqrt(np.outer(diag, diag)), nan=0.0)
+    corr = np.clip((corr + corr.T) / 2, -1.0, 1.0)
+    np.fill_diagonal(corr, 1.0)
+    return corr
 
 
 # ------------------------------------------------------------------ the entry point
 
-def choose_cases(data: MeasurementSet, cases=None) -> tuple:
-    """The cases to fit: named ones (measured ones only), else every single-thread stride case.
+HUGE_PAGES = 0.99   # a chase with at least this share of its array on huge pages timed memory, not page walks
 
-    A latency chase (op ``l``) is left out by default: over an array much
-    larger than the TLB reaches it also pays page walks (nested ones in a
-    virtual machine), which the model does not have.  Name it to fit it.
+
+def chase_pages_problem(m) -> str:
+    """Why a latency-chase measurement also timed page walks ('' when it ran on huge pages).
+
+    A dependent load into a random line of an array far beyond the TLB's
+    reach on base pages also walks the page tables (two-dimensionally in a
+    virtual machine), which the model does not have.  A measurement that does
+    not say which pages it ran on is taken as base pages.
+    """
+    fraction = getattr(m, "huge_fraction", None)
+    walks = "its latency includes page walks, which the model does not have"
+    if fraction is None:
+        return f"the source does not say which pages the chase ran on (taken as base pages): {walks}"
+    if fraction < HUGE_PAGES:
+        return f"the chase had {100 * fraction:.0f}% of its array on huge pages: {walks}"
+    return ""
+
+
+def is_peak(case: Case, topology: Topology) -> bool:
+    """Every core of one node streaming its local memory: one op (r, w or t), unthrottled, no background."""
+    if case.background or len(case.threads) < 2:
+        return False
+    specs = [parse_spec(s) for s in case.threads]
+    node, op = specs[0].node, specs[0].op
+    if op not in STRIDE_OPS or node not in topology.node_ids:
+        return False
+    if any(s.node != node or s.op != op or s.mem_node != node or s.rate_GBps for s in specs):
+        return False
+    cores = [s.core for s in specs]
+    return len(set(cores)) == len(cores) and set(cores) == set(range(topology.node(node).cores))
+
+
+def choose_cases(data: MeasurementSet, cases=None, topology: Topology | None = None) -> tuple:
+    """``(cases to fit, [(measurement, why it was left out)])``.
+
+    Named ``cases`` (measured ones only), else by default: every
+    single-thread stride case (op ``r``, ``w`` or ``t``), every idle latency
+    chase measured on huge pages (a chase on base pages is left out, see
+    :func:`chase_pages_problem`), and, given the board, every peak (every core
+    of one node streaming its local memory, :func:`is_peak`).  Cases with
+    background threads (loaded latency, paced loads) are validation cases.
     """
     if not cases:
-        chosen = tuple(c for c in data.single_thread_cases() if c.ops <= STRIDE_OPS)
+        chosen, left_out = [], []
+        for c in data.cases:
+            if c.single_thread and c.ops <= STRIDE_OPS:
+                chosen.append(c)
+            elif c.single_thread and c.ops == {"l"}:
+                chase = [m for m in data if m.case == c and m.metric == "thread_latency_ns"]
+                problems = [(m, chase_pages_problem(m)) for m in chase]
+                problems = [(m, why) for m, why in problems if why]
+                if problems:
+                    left_out += problems
+                else:
+                    chosen.append(c)
+            elif topology is not None and is_peak(c, topology):
+                chosen.append(c)
         if not chosen:
-            raise CalibrationError(f"{', '.join(data.files)}: no single-thread stride case (op r, w or t) to"
-                                   " calibrate on; name cases with --cases")
-        return chosen
+            raise CalibrationError(f"{', '.join(data.files)}: no single-thread stride case (op r, w or t), idle"
+                                   " chase on huge pages or peak to calibrate on; name cases with --cases")
+        return tuple(chosen), left_out
     measured = {c.name: c for c in data.cases}
     out = []
     for text in cases:
@@ -1058,61 +1464,121 @@ def choose_cases(data: MeasurementSet, cases=None) -> tuple:
                                    + ", ".join(measured))
         if measured[name] not in out:
             out.append(measured[name])
-    return tuple(out)
+    return tuple(out), []
 
 
 def calibrate(topology, data: MeasurementSet, fit=None, cases=None, processes: int = 2, seed: int = 1,
               max_evaluations: int = MAX_FIT_EVALUATIONS, progress=None, log=None) -> Calibration:
-    """Fit ``fit`` (names, ``NAME=LOW:HIGH`` or FreeParameters; default :data:`DEFAULT_FIT`) to ``data``.
+    """Fit ``fit`` (names, ``NAME=LOW:HIGH`` or FreeParameters; default :func:`default_fit`) to ``data``.
 
-    ``cases`` names the cases to fit (default: every single-thread case).
+    ``cases`` names the cases to fit (default: :func:`choose_cases`).
     ``progress(n)`` is called as simulations finish; ``log(text)`` with the
     steps of the search.  Raises CalibrationError when the measurements do not
-    belong to the board, a case cannot be placed, or the fit does not converge.
+    belong to the board, a case cannot be placed, a parameter is not one of
+    the board's memory model, or the fit does not converge.
     """
     started = time.perf_counter()
     topology = load_topology(topology)
-    chosen = choose_cases(data, cases)
+    chosen, left_out = choose_cases(data, cases, topology)
     subset = data.select(c.name for c in chosen)
+    warnings = [f"{m.key}: fitted as named, although {why}" for m in subset
+                if m.metric == "thread_latency_ns" and parse_spec(m.thread).op == "l"
+                for why in [chase_pages_problem(m)] if why]
     check_measurements(topology, subset)
     ops = frozenset(op for c in chosen for op in sim_case(c, None).ops)
     if fit and all(isinstance(p, FreeParameter) for p in fit):
-        params = list(fit)
+        params = [p.for_board(topology) if p == PARAMETERS.get(p.name) else p for p in fit]
     else:
-        params = parse_fit(fit, ops)
+        params = parse_fit(fit, topology, chosen)
     params, unusable = _usable(params, topology, ops)
     priors = {p.name: p.prior(topology) for p in params}
     log = log or (lambda text: None)
     with Evaluator(topology, subset, params, processes, seed, progress) as ev:
+        if len(params) > ev.independent:
+            warnings.append(f"{len(params)} free parameters for {ev.independent} independent measurements:"
+                            " not all of them can be identified")
         search = _Search(ev, params, priors, max_evaluations, log)
-        start = {p.name: int(min(max(round(priors[p.name]), p.low), p.high)) for p in search.windows}
-        best = search.run(start, search.u_of(priors))
-        best, classes, search = _settle(search, best, priors)
-        ranges = search.window_ranges(best)
-        moved = {p.name: int(round(priors[p.name])) for p in search.windows
-                 if not _window_determined(p, ranges[p.name]) and best.windows[p.name] != round(priors[p.name])}
+        start = {p.name: int(min(max(round(priors[p.name]), p.low), p.high)) for p in search.integers}
+        start_values = _start(search, subset, priors, start)
+        best = search.run({n: start_values[n] for n in start}, search.u_of(start_values))
+        best, verdicts, search = _settle(search, best, priors)
+        int_verdicts = _integer_verdicts(search, best)
+        moved = {}
+        for p in search.integers:
+            if not int_verdicts[p.name].identified:
+                value, int_verdicts[p.name] = _held_at(p, float(round(priors[p.name])), int_verdicts[p.name])
+                if best.ints[p.name] != value:
+                    moved[p.name] = int(value)
         if moved:
-            log("not determined, back to their priors: " + ", ".join(f"{n}={v}" for n, v in moved.items()))
-            best = search.finish(search.fit({**best.windows, **moved}, best.u))
+            log("not identified, back to the board's values: " + ", ".join(f"{n}={v}" for n, v in moved.items()))
+            best = search.finish(search.fit({**best.ints, **moved}, best.u))
             best, again, search = _settle(search, best, priors)
-            classes = {**classes, **again}
-        raw = search.values(best.u, best.windows)
+            verdicts = {**verdicts, **again}
+            int_verdicts = {**_integer_verdicts(search, best), **{n: int_verdicts[n] for n in moved}}
+        verdicts.update(int_verdicts)
+        names, matrix = _correlation_matrix(search, best, int_verdicts)
+        raw = search.values(best.u, best.ints)
         final_values = {p.name: p.rounded(raw[p.name]) for p in params}
         fitted = ev.predictions(final_values)  # of the values as the calibrated board writes them
-        parameters = _parameter_fits(params, priors, final_values, classes, ranges) + unusable
+        parameters = _parameter_fits(params, priors, final_values, verdicts, names, matrix) + unusable
         calibrated = topology.with_parameters(
-            {p.param.path: p.param.document_value(p.value) for p in parameters if p.determined})
+            {p.param.path: p.param.document_value(p.value) for p in parameters
+             if p.identified or p.value is not None and p.value != p.prior})
         return Calibration(prior_topology=topology, topology=calibrated, data=subset, cases=chosen,
                            parameters=parameters, rows=[FitRow(m, float(v)) for m, v in zip(subset, fitted)],
                            simulations=ev.simulations, evaluations=ev.evaluations, screened=search.screened,
-                           fitted_windows=len(search.fits), wall_seconds=time.perf_counter() - started)
+                           fitted_windows=len(search.fits), wall_seconds=time.perf_counter() - started,
+                           left_out=left_out, warnings=warnings, independent=ev.independent,
+                           correlation={"parameters": names, "matrix": matrix.tolist()})
+
+
+def _start(search: _Search, data: MeasurementSet, priors: dict, ints: dict) -> dict:
+    """Where the fit starts: the board's values, or values read off an idle chase when they fit better.
+
+    With an idle latency chase among the measurements and the memory latency
+    free, the chase sets it (the chase's latency moves one for one with
+    ``memory.latency`` in every memory model), and each free window of an op
+    measured by a single local stream starts where Little's law puts it: the
+    stream's bandwidth times the chase's latency, in lines.  A core that
+    keeps many lines in flight at a long latency (a current one, with its
+    prefetchers) is far from the board's guesses, and a local fit from those
+    trades the latency down instead of the windows up.  The start with the
+    lower cost is taken.
+    """
+    values = {**priors, **ints}
+    params = {p.name: p for p in search.continuous + search.integers}
+    chase = [m for m in data if m.metric == "thread_latency_ns" and m.case.single_thread and m.case.ops == {"l"}]
+    if not chase or "memory.latency" not in params:
+        return values
+    m = chase[0]
+    index = list(data).index(m)
+    predicted = search.ev.predictions(values)[index]
+    lat = params["memory.latency"]
+    latency = min(max(values["memory.latency"] + m.value - predicted, lat.low), lat.high)
+    guess = {**values, "memory.latency": latency}
+    for stream in data:
+        if stream.metric != "thread_GBps" or not stream.case.single_thread:
+            continue
+        spec = parse_spec(stream.thread)
+        name = f"core.window.{spec.op}"
+        if name in params and spec.node == spec.mem_node:
+            p = params[name]
+            guess[name] = int(min(max(round(stream.value * m.value / 64.0), p.low), p.high))
+    guess_ints = {n: guess[n] for n in ints}
+    costs = [float(np.sum(r ** 2)) for r in search.ev.residuals_many([search.values(search.u_of(values), ints),
+                                                                      search.values(search.u_of(guess), guess_ints)])]
+    if costs[1] < costs[0]:
+        search.log(f"starting from the idle chase: memory.latency {latency:.3g} ns, {search.itext(guess_ints)}"
+                   f" (cost {costs[1]:.3g} against {costs[0]:.3g} at the board's values)")
+        return guess
+    return values
 
 
 def _usable(params: list, topology: Topology, ops: frozenset):
     """``(parameters to fit, [ParameterFit of those that cannot be])``.
 
     A link parameter on a board without links, and the window of an op no
-    chosen case uses, are not determined by construction.
+    chosen case uses, are not identified by construction.
     """
     out, unusable = [], []
     for p in params:
@@ -1128,75 +1594,117 @@ def _usable(params: list, topology: Topology, ops: frozenset):
     return out, unusable
 
 
+def _held_at(p: FreeParameter, prior: float, verdict: _Verdict) -> tuple:
+    """``(value, verdict)``: where an unidentified parameter is held, and why.
+
+    At the board's value, unless the measurements exclude it: a value outside
+    the parameter's 95% interval (or an integer's range) moves to the nearest
+    end of it, the least change to the board the measurements allow.
+    """
+    if verdict.interval is None or prior is None:
+        return prior, verdict
+    low, high = verdict.interval
+    if low <= prior <= high:
+        return prior, verdict
+    value = p.rounded(low if prior < low else high)
+    note = (f"; held at {p.format(value)}, the end of its 95% {'range' if p.integer else 'interval'} nearest the"
+            f" board's {p.format(prior)}")
+    return value, replace(verdict, reason=verdict.reason + note)
+
+
 def _settle(search: _Search, best: _Fit, priors: dict):
-    """Hold undetermined continuous parameters at their priors, refitting the rest.
+    """Hold unidentified continuous parameters at the board's values, refitting the rest.
 
     Parameters nothing depends on are held at once (that changes no
-    prediction).  Of parameters that trade off with others, the worst
-    determined is held and the rest refitted, until every free one is
-    determined.  Returns ``(fit, classes, search)``; the search is the last
-    one (its ``fixed`` holds the held parameters).
+    prediction).  Of the others that are not identified (an interval over
+    most of the range, a correlation beyond 0.95), the one with the widest
+    interval is held and the rest refitted, until every free one is
+    identified.  A board value the measurements exclude is replaced by the
+    nearest they allow (:func:`_held_at`).  The profile has the last word:
+    when holding a parameter raises the cost beyond the 95% level (q² times
+    the residual variance, as for the integers), the measurements reject the held value, and the
+    parameter stays free and fitted, with its interval and a note.  Returns
+    ``(fit, verdicts, search)``; the search is the last one (its ``fixed``
+    holds the held parameters at their values).
     """
-    held = {}
+    held, where, rejected = {}, {}, {}
+    verdicts = {}
+    by_name = {p.name: p for p in search.continuous}
     for _ in range(len(search.continuous) + 1):
-        classes = _classify(search, best)
-        unused = [n for n, c in classes.items() if not c[0] and c[2] == _NO_EFFECT]
-        traded = [n for n, c in classes.items() if not c[0] and c[2] != _NO_EFFECT]
+        verdicts = _classify(search, best)
+        unused = [n for n, v in verdicts.items() if not v.identified and v.reason == _NO_EFFECT]
+        weak = [n for n, v in verdicts.items() if not v.identified and v.reason != _NO_EFFECT and n not in rejected]
         for name in unused:
-            held[name] = classes[name]
-        if not traded:
+            held[name], where[name] = verdicts[name], priors[name]
+        if not weak:
             break
-        worst = max(traded, key=lambda n: classes[n][3])
-        held[worst] = classes[worst]
-        search.log(f"holding {worst} at its prior ({classes[worst][2]}) and refitting the rest")
-        fixed = {**search.fixed, **{n: priors[n] for n in held}}
+        worst = max(weak, key=lambda n: verdicts[n].width)
+        value, verdict = _held_at(by_name[worst], priors[worst], verdicts[worst])
+        fixed = {**search.fixed, **{n: where[n] for n in held}, worst: value}
         keep = [j for j, p in enumerate(search.continuous) if p.name not in fixed]
-        start_values = {**search.values(best.u, best.windows), **fixed}
-        inner = _Search(search.ev, search.continuous + search.windows, priors, search.max_evaluations, search.log,
-                        fixed=fixed)
-        inner.screened, inner.fits, inner.window_costs = search.screened, dict(search.fits), search.window_costs
-        best = inner.finish(inner.fit(best.windows, inner.u_of(start_values), jacobian=best.jacobian[:, keep]))
-        search = inner
-    if held:
-        values = {**search.values(best.u, best.windows), **{n: priors[n] for n in held}}
+        start_values = {**search.values(best.u, best.ints), **fixed}
+        inner = _Search(search.ev, search.continuous + search.integers, priors, search.max_evaluations, search.log,
+                        fixed=fixed).share(search)
+        u = inner.u_of(start_values)
+        text = f"{worst} at {by_name[worst].format(value)} ({verdict.reason})"
+        # moving the held ones to their values; the Jacobian says how far that moves the predictions
+        shift = best.jacobian @ (search.u_of(start_values) - best.u)
+        if float(np.max(np.abs(shift), initial=0.0)) < NOISE_FLOOR:
+            # a small move: one linear step of the rest with the Jacobian they have, kept if it helps
+            search.log(f"holding {text}; that moves no prediction by 1%: one linear step of the rest")
+            J = best.jacobian[:, keep]
+            r = search.ev.residuals_many([inner.values(u, best.ints)])[0]
+            stepped = _linear_step(J, r, u)
+            r2 = search.ev.residuals_many([inner.values(stepped, best.ints)])[0]
+            u, r = (stepped, r2) if float(r2 @ r2) < float(r @ r) else (u, r)
+            held_fit = replace(best, u=u, residuals=r, jacobian=J)
+        else:
+            search.log(f"holding {text} and refitting the rest")
+            held_fit = inner.finish(inner.fit(best.ints, u, jacobian=best.jacobian[:, keep]))
+        # the profile's word: a held value that raises the cost beyond the 95% level is one the measurements
+        # reject, whatever the linearised interval said
+        s2, q = _noise(search, best)
+        if held_fit.cost > best.cost + q * q * s2:
+            search.log(f"{worst} stays free: held at {by_name[worst].format(value)} the cost rises from"
+                       f" {best.cost:.3g} to {held_fit.cost:.3g}, beyond the 95% level ({best.cost + q * q * s2:.3g})")
+            rejected[worst] = (value, held_fit.cost)
+            continue
+        held[worst], where[worst] = verdict, value
+        best, search = held_fit, inner
+    if held and any(n not in search.fixed for n in held):
+        values = {**search.values(best.u, best.ints), **{n: where[n] for n in held}}
         last = search
-        search = _Search(search.ev, search.continuous + search.windows, priors, search.max_evaluations, search.log,
-                         fixed={**search.fixed, **{n: priors[n] for n in held}})
-        search.screened, search.fits, search.window_costs = last.screened, last.fits, last.window_costs
+        search = _Search(search.ev, search.continuous + search.integers, priors, search.max_evaluations, search.log,
+                         fixed={**search.fixed, **{n: where[n] for n in held}}).share(last)
         keep = [j for j, p in enumerate(last.continuous) if p.name not in held]
         best = replace(best, u=search.u_of(values), jacobian=best.jacobian[:, keep])
-    out = dict(classes)
+    out = {n: v for n, v in verdicts.items() if n not in held}
+    for name, (value, cost) in rejected.items():
+        v = out[name]
+        if not v.identified:
+            reason = (f"its linearised 95% interval is wide, but held at {by_name[name].format(value)} the cost"
+                      f" rises beyond the 95% level ({best.cost:.3g} to {cost:.3g}): the measurements reject that")
+            out[name] = replace(v, identified=True, reason=reason)
     out.update(held)
     return best, out, search
 
 
-def _parameter_fits(params: list, priors: dict, values: dict, classes: dict, ranges: dict) -> list:
+def _parameter_fits(params: list, priors: dict, values: dict, verdicts: dict, names: list, matrix) -> list:
     out = []
     for p in params:
-        if p.integer:
-            out.append(_window_fit(p, priors[p.name], values[p.name], ranges.get(p.name)))
+        v = verdicts[p.name]
+        if not v.identified:
+            held = values.get(p.name, priors[p.name])    # the board's value, or the nearest the measurements allow
+            out.append(ParameterFit(p, priors[p.name], float(held), None, False, v.reason))
             continue
-        ok, sigma, note, _ = classes[p.name]
-        value = values[p.name] if ok else priors[p.name]
-        out.append(ParameterFit(p, priors[p.name], float(value), sigma, ok, note))
+        k = names.index(p.name)
+        correlations = {n: float(matrix[k][i]) for i, n in enumerate(names) if i != k}
+        interval = v.interval
+        if p.integer:
+            interval = (float(interval[0]), float(interval[1]))
+        out.append(ParameterFit(p, priors[p.name], float(values[p.name]), v.sigma, True, v.reason, interval,
+                                correlations))
     return out
-
-
-def _window_determined(p: FreeParameter, span: tuple) -> bool:
-    """Whether the values fitting within one sigma (``span``) cover at most half the window's grid."""
-    low, high = span
-    return high - low + 1 <= max(2, (p.high - p.low + 1) // 2)
-
-
-def _window_fit(p: FreeParameter, prior: float, value: float, span) -> ParameterFit:
-    """A window's outcome: determined unless values across most of its grid fit within one sigma."""
-    grid = f"grid {int(p.low)}..{int(p.high)}"
-    low, high = span if span else (value, value)
-    if not _window_determined(p, (low, high)):
-        return ParameterFit(p, prior, prior, None, False,
-                            f"values {low}..{high} of the {grid} fit within one sigma")
-    note = f"integer, best of the {grid}" + (f"; {low}..{high} fit within one sigma" if high > low else "")
-    return ParameterFit(p, prior, float(value), (high - low) / 2 if high > low else None, True, note)
 
 
 # ------------------------------------------------------------------ prediction (validation)
@@ -1235,17 +1743,26 @@ def _comment_block(cal: Calibration, shown: list) -> list:
              f"# fitted to {', '.join(shown)}: {cal.data.machine.description}",
              f"# cases ({len(cal.cases)}): " + "; ".join(c.name for c in cal.cases)]
     for p in cal.parameters:
-        if p.determined:
-            lines.append(f"#   {p.param.name} = {p.param.format(p.value, p.uncertainty)}"
-                         f" (prior {p.param.format(p.prior)})" + (f"; {p.note}" if p.note else ""))
+        if p.identified:
+            line = (f"#   {p.param.name} = {p.param.format(p.value)} (95%: {p.interval_text()};"
+                    f" prior {p.param.format(p.prior)})")
+            if p.at_bound:
+                line += "; at a bound"
+            if p.partner:
+                line += f"; strongest correlation {p.partner_text()}"
+            lines.append(line)
+        elif p.value is not None and p.value != p.prior:
+            lines.append(f"#   {p.param.name} set to {p.param.format(p.value)}: not identified ({p.note})")
         else:
             kept = "-" if p.prior is None else p.param.format(p.prior)
-            lines.append(f"#   {p.param.name} kept at {kept}: not determined ({p.note})")
+            lines.append(f"#   {p.param.name} kept at {kept}: not identified ({p.note})")
     lines.append("# measured -> fitted (residual):")
     for r in cal.rows:
         lines.append(f"#   {r.measurement.case.name} {r.measurement.label}: {_num(r.measurement.value)} ->"
                      f" {_num(r.fitted)} ({r.residual_percent:+.1f}%)")
     lines.append(f"# mean |residual| {cal.mean_abs_residual_percent:.1f}%, worst {cal.worst.residual_percent:+.1f}%")
+    lines += [f"# left out: {m.key}: {why}" for m, why in cal.left_out]
+    lines += [f"# warning: {w}" for w in cal.warnings]
     record = dict(cal.record(), measurements=shown)
     lines.append(RECORD_PREFIX + json.dumps(record, sort_keys=True, ensure_ascii=False))
     lines.append(_BLOCK_END)
@@ -1298,14 +1815,14 @@ def _edit_in_place(text: str, cal: Calibration, shown: str) -> str | None:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError:
         return None
-    text = _insert_missing(text, root, [p for p in cal.fitted if _scalar_at(root, p.param.path.split(".")) is None])
+    text = _insert_missing(text, root, [p for p in cal.written if _scalar_at(root, p.param.path.split(".")) is None])
     if text is None:
         return None
     root = yaml.compose(text, Loader=yaml.SafeLoader)
     edits = {}     # start index -> (end index, new text)
     notes = {}     # line number -> [fitted parameters on it]
     others = {}    # line number -> keys beside them on that line that were not fitted
-    for p in cal.fitted:
+    for p in cal.written:
         parts = p.param.path.split(".")
         node = _scalar_at(root, parts)
         if node is None:
@@ -1432,7 +1949,17 @@ def _with_comment(line: str, fitted: list, shown: str, column: int, unfitted=())
     if comment is not None:
         comment = _FITTED_NOTE.sub("", comment).strip() or None  # a previous calibration's note goes
     replace_comment = comment is None or _is_assumption(comment)
-    windows = all(p.param.integer for p in fitted)
+    if not any(p.identified for p in fitted):    # held where the measurements allow, not fitted
+        what = f"{fitted[0].param.description}, set" if replace_comment and len(fitted) == 1 else "set"
+        values = "; ".join(f"{p.param.name} not identified: {p.note}" for p in fitted)
+        note = f"{what} by simnuma calibrate on {shown} ({values})"
+        new_comment = note if replace_comment else f"{comment.rstrip()}; {note}"
+        code = code.rstrip()
+        pad = " " * max(2, column - len(code)) if comment is not None else "  "
+        return f"{code}{pad}# {new_comment}{newline}"
+    moved = [p for p in fitted if not p.identified]
+    fitted = [p for p in fitted if p.identified]
+    windows = all(p.param.name.startswith("core.window.") for p in fitted)
     if len(fitted) == 1:
         p = fitted[0]
         what = f"{p.param.description}, fitted" if replace_comment else "fitted"
@@ -1440,12 +1967,15 @@ def _with_comment(line: str, fitted: list, shown: str, column: int, unfitted=())
         what = ("outstanding lines per core (miss buffers and prefetch), fitted" if windows and replace_comment
                 else "fitted")
     if windows:
-        values = ", ".join(f"{p.param.op}: {int(p.value)}" for p in fitted) + "; best of a grid search"
+        values = ", ".join(f"{p.param.op}: {int(p.value)}" + (f" (95%: {p.interval_text()})" if p.interval
+                                                                and p.interval[1] > p.interval[0] else "")
+                           for p in fitted) + "; best of a grid search"
     elif len(fitted) == 1:
-        values = fitted[0].param.format(fitted[0].value, fitted[0].uncertainty)
+        values = f"{fitted[0].param.format(fitted[0].value)}, 95%: {fitted[0].interval_text()}"
     else:
-        values = ", ".join(f"{p.param.name}: {p.param.format(p.value, p.uncertainty)}" for p in fitted)
+        values = ", ".join(f"{p.param.name}: {p.param.format(p.value)} (95%: {p.interval_text()})" for p in fitted)
     note = f"{what} by simnuma calibrate on {shown} ({values})"
+    note += "".join(f"; {p.param.name} set, not identified: {p.note}" for p in moved)
     if unfitted and replace_comment:
         note += f"; {', '.join(unfitted)}: assumption, not fitted"
     new_comment = note if replace_comment else f"{comment.rstrip()}; {note}"
@@ -1454,7 +1984,7 @@ def _with_comment(line: str, fitted: list, shown: str, column: int, unfitted=())
     return f"{code}{pad}# {new_comment}{newline}"
 
 
-_FITTED_NOTE = re.compile(r"(?:^|;)[^;]*fitted by simnuma calibrate on .*$")
+_FITTED_NOTE = re.compile(r"(?:^|;)[^;]*(?:fitted|set) by simnuma calibrate on .*$")
 
 
 def _split_comment(line: str):

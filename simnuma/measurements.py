@@ -192,6 +192,7 @@ class Measurement:
     size_bytes: int | None = None
     baseline: str | None = None  # time_percent: the reference case (one idle local reader)
     caveat: str = ""            # why the number may not be trusted (a shared CPU, spread repetitions)
+    huge_fraction: float | None = None  # share of the thread's arrays on huge pages; None: the source does not say
 
     @property
     def unit(self) -> str:
@@ -235,6 +236,8 @@ class Measurement:
             out["size_bytes"] = self.size_bytes
         if self.caveat:
             out["caveat"] = self.caveat
+        if self.huge_fraction is not None:
+            out["huge_fraction"] = self.huge_fraction
         return out
 
 
@@ -583,8 +586,23 @@ def _report_measurements(report: dict, shown: str, machine: MachineInfo) -> list
             raise CalibrationError(f"{shown}: thread {label!r} has no positive {metric} ({value!r})")
         out.append(Measurement(case=case, metric=metric, value=value, source=source, machine=machine,
                                origin=shown, thread=label, size_bytes=size if isinstance(size, int) else None,
-                               caveat=_caveat(t, parse_spec(label).op)))
+                               caveat=_caveat(t, parse_spec(label).op),
+                               huge_fraction=thread_huge_fraction(t)))
     return out
+
+
+def thread_huge_fraction(thread: dict) -> float | None:
+    """The share of a benchmark thread's arrays on huge pages (``threads[].pages.huge_fraction``).
+
+    None when the report does not say: a report without per-thread pages
+    (``simnuma-bench/1``) or one that could not read them; calibration takes
+    that as base pages.
+    """
+    pages = thread.get("pages") if isinstance(thread, dict) else None
+    fraction = pages.get("huge_fraction") if isinstance(pages, dict) else None
+    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not math.isfinite(fraction):
+        return None
+    return min(max(float(fraction), 0.0), 1.0)
 
 
 CPU_SHARE_TRUSTED = 0.9    # a thread with less of its CPU than this shared it with other work

@@ -2,9 +2,7 @@
 
 :func:`validate` predicts every measurement of every case that was not used to
 calibrate the board (the calibrated board's ``# simnuma-calibration`` comment
-names those; they are listed as excluded and never mixed in; a case the model
-cannot run, such as a latency chase beside a read thread of its node, is listed
-as not modelled) and compares:
+names those; they are listed as excluded and never mixed in) and compares:
 per measurement the predicted and measured values and the error
 ``(predicted - measured) / measured``, the mean and worst absolute error, and
 the qualitative orderings the measurements show (case A slower than case B)
@@ -24,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import __version__
-from .calibrate import predict, read_calibration_record, sim_case
+from .calibrate import predict, read_calibration_record
 from .errors import CalibrationError
 from .measurements import MeasurementSet
 from .topology import load_topology
@@ -86,7 +84,6 @@ class Validation:
     excluded_cases: list
     wall_seconds: float
     date: str = field(default_factory=lambda: _dt.date.today().isoformat())
-    unmodelled_cases: list = field(default_factory=list)   # [{"case": name, "reason": why the model cannot run it}]
 
     @property
     def mean_abs_error_percent(self) -> float:
@@ -135,7 +132,6 @@ class Validation:
             "measurements": list(self.data.files),
             "machine": self.data.machine.to_dict(),
             "excluded_cases": self.excluded_cases,
-            "unmodelled_cases": self.unmodelled_cases,
             "summary": self.summary(),
             "rows": [r.to_dict() for r in self.rows],
             "orderings": [{"larger": o.larger.measurement.key, "smaller": o.smaller.measurement.key,
@@ -152,13 +148,11 @@ class Validation:
             files = ", ".join(self.record.get("measurements", []))
             lines.append(f"calibrated {self.record.get('date', '?')} on {files}"
                          f" ({_plural(len(self.record['cases']), 'case')})")
+            unidentified = self.record.get("not_identified")
+            if isinstance(unidentified, dict) and unidentified:
+                lines.append("not identified by the calibration, the board's own values: " + ", ".join(unidentified))
         if self.excluded_cases:
             lines.append("not validated (used for calibration): " + "; ".join(self.excluded_cases))
-        reasons = {}
-        for entry in self.unmodelled_cases:
-            reasons.setdefault(entry["reason"], []).append(entry["case"])
-        for reason, cases in reasons.items():
-            lines.append(f"not validated (the model cannot run them: {reason}): " + "; ".join(cases))
         return lines
 
     def _table_rows(self) -> list:
@@ -287,31 +281,13 @@ def validate(topology, data: MeasurementSet, board_text: str | None = None, proc
     used = set(record["cases"]) if record else set()
     excluded = [c.name for c in data.cases if c.name in used]
     remaining = data.exclude(used)
-    unmodelled = _unmodelled(remaining)
-    remaining = remaining.exclude(entry["case"] for entry in unmodelled)
-    if not len(remaining) and unmodelled:
-        raise CalibrationError(f"the model cannot run any measured case of {', '.join(data.files)} left to"
-                               f" validate (first: {unmodelled[0]['case']!r}: {unmodelled[0]['reason']})")
     if not len(remaining):
         raise CalibrationError(f"every measured case of {', '.join(data.files)} was used to calibrate board"
                                f" {topology.name!r}; nothing is left to validate")
     predicted = predict(topology, remaining, processes=processes, seed=seed, progress=progress)
     rows = [ValidationRow(m, p) for m, p in zip(remaining, predicted)]
     return Validation(board=topology.name, board_source=topology.source, record=record, data=remaining, rows=rows,
-                      excluded_cases=excluded, wall_seconds=time.perf_counter() - started,
-                      unmodelled_cases=unmodelled)
-
-
-def _unmodelled(data: MeasurementSet) -> list:
-    """The cases of ``data`` the model cannot run, each with the reason (the case's name taken out of it)."""
-    out = []
-    for case in data.cases:
-        try:
-            sim_case(case, None)
-        except CalibrationError as exc:
-            reason = str(exc).replace(f"case {case.name!r}: ", "")
-            out.append({"case": case.name, "reason": reason})
-    return out
+                      excluded_cases=excluded, wall_seconds=time.perf_counter() - started)
 
 
 # ------------------------------------------------------------------ files

@@ -176,21 +176,6 @@ def test_only_calibration_cases_is_refused():
         validate(parse_topology(BOARD), data, board_text=with_record(["0.0.r.0"]), processes=1)
 
 
-def test_cases_the_model_cannot_run_are_listed_not_refused():
-    """A suite's chase beside read streams of its node: listed as not modelled, the rest validated."""
-    chase = measurement("0.0.l.0 bg 0.1.r.0@2GB/s", "0.0.l.0", 180.0, metric="thread_latency_ns")
-    data = data_set(measurement("0.0.r.0", "0.0.r.0", 2.0), measurement("0.0.r.0 0.1.r.0", "0.1.r.0", 1.8), chase)
-    report = validate(parse_topology(BOARD), data, board_text=with_record(["0.0.r.0"]), processes=1)
-    assert [r.measurement.case.name for r in report.rows] == ["0.0.r.0 0.1.r.0"]
-    (entry,) = report.unmodelled_cases
-    assert entry["case"] == "0.0.l.0 bg 0.1.r.0@2GB/s" and "latency chase (op l) beside a read thread" in entry["reason"]
-    assert "not validated (the model cannot run them: a latency chase" in report.render_text()
-    assert report.to_dict()["unmodelled_cases"] == [entry]
-    with pytest.raises(CalibrationError, match="the model cannot run any measured case"):
-        validate(parse_topology(BOARD), data_set(measurement("0.0.r.0", "0.0.r.0", 2.0), chase),
-                 board_text=with_record(["0.0.r.0"]), processes=1)
-
-
 def test_malformed_record_is_reported():
     with pytest.raises(CalibrationError, match="malformed"):
         validate(parse_topology(BOARD), data_set(measurement("0.0.r.0", "0.0.r.0", 2.0)),
@@ -248,3 +233,23 @@ def test_cli_validate_errors(tmp_path, board_text, entries, message):
     assert message in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
     assert not out.exists()
+
+
+def test_latency_chases_are_validated_idle_and_loaded():
+    """A chase is simulated as a chase, also beside read streams of its own node."""
+    idle = measurement("0.0.l.0", "0.0.l.0", 120.0, metric="thread_latency_ns")
+    loaded = measurement("0.0.l.0 bg 0.1.r.0", "0.0.l.0", 150.0, metric="thread_latency_ns")
+    data = data_set(measurement("0.0.r.0", "0.0.r.0", 2.0), idle, loaded)
+    report = validate(parse_topology(BOARD), data, board_text=with_record(["0.0.r.0"]), processes=1)
+    rows = {r.measurement.case.name: r for r in report.rows}
+    assert set(rows) == {"0.0.l.0", "0.0.l.0 bg 0.1.r.0"}
+    assert 0 < rows["0.0.l.0"].predicted < rows["0.0.l.0 bg 0.1.r.0"].predicted
+
+
+def test_the_header_names_what_the_calibration_did_not_identify():
+    record = {"version": "0.1.0", "date": "2026-01-01", "cases": ["0.0.r.0"], "measurements": ["cal.json"],
+              "not_identified": {"probe.lookup": "no fitted prediction depends on it"}}
+    text = f"{RECORD_PREFIX}{json.dumps(record)}\n" + BOARD
+    data = data_set(measurement("0.0.r.0", "0.0.r.0", 2.0), measurement("0.0.r.0 0.1.r.0", "0.1.r.0", 1.8))
+    report = validate(parse_topology(BOARD), data, board_text=text, processes=1)
+    assert "not identified by the calibration, the board's own values: probe.lookup" in report.render_text()

@@ -13,18 +13,23 @@ def register(sub) -> None:
     cal = sub.add_parser(
         "calibrate", help="fit a board's free parameters to measured cases and write the calibrated board",
         description="Fit free parameters of TOPO (bounded least squares on relative residuals, the model in"
-                    " steady mode) to the measured cases (default: the single-thread ones) and write the"
-                    " calibrated board, whose comments record what was fitted to what.")
+                    " steady mode) to the measured cases (default: the single-thread stride cases, the idle"
+                    " chase measured on huge pages and the peaks) and write the calibrated board, whose comments"
+                    " record what was fitted to what, with 95% intervals, correlations and the parameters the"
+                    " measurements do not identify.")
     cal.add_argument("board", metavar="TOPO", help="bundled board name (e.g. quartet) or board YAML file")
     cal.add_argument("sources", nargs="+", metavar="MEASUREMENTS",
                      help="benchmark JSON, suite folder or suite.json, or reference dataset (path or name,"
                           " e.g. quartet-single-thread)")
     cal.add_argument("--fit", nargs="+", metavar="PARAM[=LOW:HIGH]",
-                     help="parameters to fit (default: memory.latency memory.efficiency link.latency xbar.latency"
-                          " probe.lookup and the windows core.window.<op> of the ops measured); see"
-                          " docs/calibration.md for all names and their bounds")
-    cal.add_argument("--cases", nargs="+", metavar="SPEC", help="cases to fit, e.g. 0.0.r.1 '0.0.w.0 0.1.w.0'"
-                                                              " (default: every single-thread r, w or t case)")
+                     help="parameters to fit (default: what the cases can identify: memory.latency, xbar.latency,"
+                          " the windows core.window.<op> of the ops measured, link.latency when a thread crosses"
+                          " a link, probe.lookup on a broadcasting board, memory.queue (and a fifo memory's"
+                          " memory.efficiency) with a peak); see docs/calibration.md for all names and bounds")
+    cal.add_argument("--cases", nargs="+", metavar="SPEC",
+                     help="cases to fit, e.g. 0.0.r.1 '0.0.w.0 0.1.w.0' (default: every single-thread r, w or t"
+                          " case, the idle chase l when measured on huge pages, and every peak: all cores of one"
+                          " node streaming its memory)")
     cal.add_argument("-o", "--output", required=True, metavar="CALIBRATED.yaml", help="calibrated board to write")
     cal.add_argument("--jobs", type=int, default=2, metavar="N", help="simulations run in parallel (default 2)")
     cal.add_argument("--max-evaluations", type=int, default=None, metavar="N",
