@@ -53,6 +53,8 @@ from .pages import AddressMap, PagePlacer
 
 __all__ = ["DRAM", "COUNTERS"]
 
+_INF = float("inf")
+
 # extensive counters, in the order of DRAM.counters()
 COUNTERS = ("lines", "busy_ns", "bus_ns", "reads", "writes", "hits", "empties", "conflicts", "turnarounds",
             "refreshes", "read_ns")
@@ -79,9 +81,10 @@ class _Rank:
 
 
 class _Request:
-    __slots__ = ("pkt", "is_write", "rank", "bank", "row", "arrive_ns", "bypassed")
+    __slots__ = ("pkt", "is_write", "rank", "bank", "row", "arrive_ns", "bypassed", "b", "r")
 
-    def __init__(self, pkt, is_write: bool, rank: int, bank: int, row: int, arrive_ns: float):
+    def __init__(self, pkt, is_write: bool, rank: int, bank: int, row: int, arrive_ns: float, b: _Bank,
+                 r: _Rank):
         self.pkt = pkt
         self.is_write = is_write
         self.rank = rank
@@ -89,11 +92,13 @@ class _Request:
         self.row = row
         self.arrive_ns = arrive_ns
         self.bypassed = 0
+        self.b = b                 # the bank and the rank themselves
+        self.r = r
 
 
 class _Channel:
     __slots__ = ("index", "queue", "banks", "ranks", "bus_free_ns", "write_end_ns", "last_write", "last_rank",
-                 "epoch_ns", "token")
+                 "epoch_ns", "token", "pending")
 
     def __init__(self, index: int, ranks: int, banks: int, trefi_ns: float):
         self.index = index
@@ -106,6 +111,7 @@ class _Channel:
         self.last_rank = -1
         self.epoch_ns = None       # when the next scheduling decision is due, None when idle
         self.token = 0             # invalidates superseded decision events
+        self.pending = None        # (index, data ns, queue length) of the choice the due decision event made
 
 
 class DRAM:
@@ -126,6 +132,7 @@ class DRAM:
         self.trfc, self.trefi = t["tRFC"], t["tREFI"]
         self.burst_ns = dram.burst_ns
         self.tck = dram.tck_ns
+        self.min_cas = min(self.cl, self.cwl)
         self.banks_per_rank = dram.banks
         self.fcfs = dram.scheduler == "fcfs"
         self.bypass_limit = dram.bypass_limit
@@ -152,17 +159,31 @@ class DRAM:
         cs, cm, rs, rm, bs, bm, ws, wm = self._decode
         ch = self.channels[(line_address >> cs) & cm]
         rank = (line_address >> rs) & rm
+        bank = rank * self.banks_per_rank + ((line_address >> bs) & bm)
         now = self.env._now
-        req = _Request(pkt, is_write, rank, rank * self.banks_per_rank + ((line_address >> bs) & bm),
-                       (line_address >> ws) & wm, now)
+        req = _Request(pkt, is_write, rank, bank, (line_address >> ws) & wm, now, ch.banks[bank], ch.ranks[rank])
         ch.queue.append(req)
+        epoch = ch.epoch_ns
+        if epoch is not None:
+            # A decision is due at ``epoch``: this request makes it earlier only if its column command can
+            # come before.  A lower bound of that time (see _timing): its data no earlier than now's clock
+            # edge plus its CAS latency, nor than the bus is free.
+            cas = self.cwl if is_write else self.cl
+            tck = self.tck
+            bound = (ceil(now / tck - 1e-9) * tck + cas) - cas
+            bus = ch.bus_free_ns - cas
+            if bus > bound:
+                bound = bus
+            if bound >= epoch:
+                return
         col = self._timing(ch, req, now)[0]
-        if ch.epoch_ns is None or col < ch.epoch_ns:
+        if epoch is None or col < epoch:
             self._schedule(ch, col)
 
     def _schedule(self, ch: _Channel, col_ns: float) -> None:
         now = self.env._now
         ch.token += 1
+        ch.pending = None
         if col_ns <= now:
             ch.epoch_ns = now
             self._epoch((ch, ch.token))
@@ -175,11 +196,18 @@ class DRAM:
         if token != ch.token:
             return  # superseded by an earlier decision
         now = self.env._now
-        while ch.queue:
-            k, col, data, act = self._choose(ch, now)
+        queue = ch.queue
+        pending, ch.pending = ch.pending, None
+        while queue:
+            if pending is not None:
+                k, col, data, act = self._confirm(ch, now, pending)
+                pending = None
+            else:
+                k, col, data, act = self._choose(ch, now)
             if col > now:
                 ch.token += 1
                 ch.epoch_ns = col
+                ch.pending = (k, data, len(queue))
                 call_at(self.env, col, self._epoch, (ch, ch.token))
                 return
             self._commit(ch, k, col, data, act)
@@ -187,15 +215,56 @@ class DRAM:
 
     # -- choosing
     def _choose(self, ch: _Channel, now: float) -> tuple:
-        """``(index, column ns, data ns, activation ns or None)`` of the request to serve next."""
+        """``(index, column ns, data ns, activation ns or None)`` of the request to serve next.
+
+        The request whose data can move first, the oldest among equals.  No
+        request's data can move before the bus is free, nor before the next
+        clock edge plus the shorter CAS latency: the first request that moves
+        then is the choice, and the rest of the queue need not be looked at.
+        """
         queue = ch.queue
+        timing = self._timing
         if self.fcfs or queue[0].bypassed >= self.bypass_limit:
-            return (0,) + self._timing(ch, queue[0], now)
+            return (0,) + timing(ch, queue[0], now)
+        tck = self.tck
+        floor = ceil(now / tck - 1e-9) * tck + self.min_cas
+        if floor < ch.bus_free_ns:
+            floor = ch.bus_free_ns
         best = None
+        best_data = _INF
         for k, req in enumerate(queue):
-            timing = self._timing(ch, req, now)
-            if best is None or timing[1] < best[2]:
-                best = (k,) + timing
+            t = timing(ch, req, now)
+            if t[1] < best_data:
+                best = (k,) + t
+                best_data = t[1]
+                if best_data <= floor:
+                    break
+        return best
+
+    def _confirm(self, ch: _Channel, now: float, pending: tuple) -> tuple:
+        """:meth:`_choose` at the time a decision made earlier is due, from what changed since.
+
+        Nothing was served since (a commit supersedes the decision event), so
+        the banks, ranks and bus are as they were.  A request's timing can only
+        have grown with the clock (the column command waits at least until
+        now); if the chosen request's has not, every other request that was
+        there still loses to it, and only those that arrived since can beat
+        it.
+        """
+        k, data, n = pending
+        queue = ch.queue
+        t = self._timing(ch, queue[k], now)
+        if t[1] != data:
+            return self._choose(ch, now)
+        best = (k,) + t
+        if self.fcfs or queue[0].bypassed >= self.bypass_limit:
+            return best
+        best_data = data
+        for j in range(n, len(queue)):
+            t = self._timing(ch, queue[j], now)
+            if t[1] < best_data:
+                best = (j,) + t
+                best_data = t[1]
         return best
 
     def _idle_closed(self, bank: _Bank, req: _Request) -> bool:
@@ -204,46 +273,61 @@ class DRAM:
 
     def _timing(self, ch: _Channel, req: _Request, now: float) -> tuple:
         """``(column ns, data ns, activation ns or None)``: the earliest the request's burst can move."""
-        bank = ch.banks[req.bank]
-        closed = self.idle_close_ns and self._idle_closed(bank, req)
-        if bank.row == req.row and not closed:
+        bank = req.b
+        idle = self.idle_close_ns
+        row = bank.row
+        closed = idle and row >= 0 and req.arrive_ns > bank.used_ns + idle
+        if row == req.row and not closed:
             act = None
             col = bank.col_ready_ns
         else:
+            arrive = req.arrive_ns
             if closed:
-                act = max(bank.pre_ready_ns, bank.used_ns + self.idle_close_ns) + self.trp
-            elif bank.row < 0:
+                act = bank.used_ns + idle
+                if bank.pre_ready_ns > act:
+                    act = bank.pre_ready_ns
+                act += self.trp
+            elif row < 0:
                 act = bank.act_ready_ns
             else:
-                pre = bank.pre_ready_ns if bank.pre_ready_ns > req.arrive_ns else req.arrive_ns
-                act = pre + self.trp
-            rank = ch.ranks[req.rank]
+                act = (bank.pre_ready_ns if bank.pre_ready_ns > arrive else arrive) + self.trp
+            rank = req.r
             floor = rank.act_ns + self.trrd
             if self.tfaw:
-                floor = max(floor, rank.faw[0] + self.tfaw)
-            act = max(act, req.arrive_ns, floor)
-            act = ceil(act / self.tck) * self.tck
+                faw = rank.faw[0] + self.tfaw
+                if faw > floor:
+                    floor = faw
+            if arrive > act:
+                act = arrive
+            if floor > act:
+                act = floor
+            tck = self.tck
+            act = ceil(act / tck) * tck
             col = act + self.trcd
         if col < now:
             col = now
-        col = ceil(col / self.tck - 1e-9) * self.tck
+        tck = self.tck
+        col = ceil(col / tck - 1e-9) * tck
         bus = ch.bus_free_ns
-        if ch.last_rank >= 0 and ch.last_rank != req.rank:
+        last_rank = ch.last_rank
+        if last_rank >= 0 and last_rank != req.rank:
             bus += self.trtrs
         if req.is_write:
             if not ch.last_write:
                 bus += self.trtw
-            data = col + self.cwl
+            cwl = self.cwl
+            data = col + cwl
             if data < bus:
                 data = bus
-            return data - self.cwl, data, act
+            return data - cwl, data, act
         turn = ch.write_end_ns + self.twtr
         if col < turn:
             col = turn
-        data = col + self.cl
+        cl = self.cl
+        data = col + cl
         if data < bus:
             data = bus
-        return data - self.cl, data, act
+        return data - cl, data, act
 
     # -- serving
     def _commit(self, ch: _Channel, k: int, col: float, data: float, act) -> None:
