@@ -8,9 +8,10 @@ credit-return packet arrives, which may be in the future.  Keeping those times
 instead of scheduling an event per returned credit is what makes flow control
 cheap to simulate.
 
-The pool is the simulator's one resource base; subclasses override
-:meth:`_returned_at` (when a freed slot becomes usable by the sender) and nothing
-else.  Waiting requests are served first come, first served, as the
+The pool is the simulator's one resource base; a subclass overrides
+:meth:`CreditPool.release` when a freed slot becomes usable by the sender
+later than it is freed (a link's receive buffers: when the credit is back), and
+nothing else.  Waiting requests are served first come, first served, as the
 per-virtual-channel FIFOs of HyperTransport are.
 """
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 from collections import deque
 from heapq import heappop, heappush
 
-from .events import call_at
+from simpy.events import NORMAL
 
 __all__ = ["CreditPool", "release_buffers"]
 
@@ -46,33 +47,34 @@ class CreditPool:
         ready = self.ready
         if ready:
             t = heappop(ready)
-            if t <= self.env._now:
+            env = self.env
+            if t <= env._now:
                 fn(arg)
-            else:
-                call_at(self.env, t, fn, arg)
+            else:  # call_at, inlined
+                heappush(env._queue, (t, NORMAL, next(env._eid), fn, arg))
         else:
             self.waiters.append((fn, arg))
 
     def release(self, when_ns: float) -> float:
-        """The slot's holder frees it at ``when_ns`` (>= now); return when it is usable again."""
-        t = self._returned_at(when_ns)
-        self.give_back(t)
-        return t
+        """The slot's holder frees it at ``when_ns`` (>= now); return when it is usable again.
+
+        Here at once; a subclass whose slots come back later overrides this
+        (and gives the slot back with :meth:`give_back` at that time).
+        """
+        self.give_back(when_ns)
+        return when_ns
 
     def give_back(self, ready_ns: float) -> None:
         """Make a slot usable again from ``ready_ns`` (a waiting request gets it then)."""
         if self.waiters:
             fn, arg = self.waiters.popleft()
-            if ready_ns <= self.env._now:
+            env = self.env
+            if ready_ns <= env._now:
                 fn(arg)
             else:
-                call_at(self.env, ready_ns, fn, arg)
+                heappush(env._queue, (ready_ns, NORMAL, next(env._eid), fn, arg))
         else:
             heappush(self.ready, ready_ns)
-
-    def _returned_at(self, when_ns: float) -> float:
-        """When a slot freed at ``when_ns`` can be used again (hook)."""
-        return when_ns
 
     def occupancy(self, now: float) -> int:
         """Slots held or not yet returned at ``now``."""

@@ -24,10 +24,11 @@ arbitration between virtual channels beyond the command/data distinction.
 """
 from __future__ import annotations
 
-from heapq import heappop
+from heapq import heappop, heappush
 
-from .credit import CreditPool, release_buffers
-from .events import call_at
+from simpy.events import NORMAL
+
+from .credit import CreditPool
 from .packet import NOP_BYTES, POSTED, RESPONSE, VC_NAMES
 
 __all__ = ["LinkDirection", "LinkBuffers"]
@@ -47,8 +48,31 @@ class LinkBuffers(CreditPool):
         super().__init__(env, capacity, name)
         self.link = link
 
-    def _returned_at(self, when_ns: float) -> float:
-        return self.link.reverse.send_nop(when_ns)
+    def release(self, when_ns: float) -> float:
+        """Freed at ``when_ns``: a 4-byte NOP on the opposite direction returns the credit.
+
+        The NOP is inserted into that direction's transfers at once (it
+        stretches what is queued there by its own time) and arrives one flight
+        latency after it has been sent.
+        """
+        back = self.link.reverse
+        nop_ns = back.nop_ns
+        if back.busy_until > when_ns:
+            back.busy_until += nop_ns  # inserted ahead of what is queued
+        back.busy_ns += nop_ns
+        back.cmd_bytes += NOP_BYTES
+        back.nops += 1
+        t = when_ns + nop_ns + back.latency_ns
+        if self.waiters:
+            fn, arg = self.waiters.popleft()
+            env = self.env
+            if t <= env._now:
+                fn(arg)
+            else:
+                heappush(env._queue, (t, NORMAL, next(env._eid), fn, arg))
+        else:
+            heappush(self.ready, t)
+        return t
 
 
 class LinkDirection:
@@ -56,7 +80,7 @@ class LinkDirection:
 
     __slots__ = ("env", "src", "dst", "src_id", "dst_id", "ns_per_byte", "latency_ns", "busy_until",
                  "cmd_busy_until", "cmd_pools", "data_pools", "reverse", "receiver", "arrival_delay_ns",
-                 "cmd_bytes", "data_bytes", "busy_ns", "data_busy_ns", "nops")
+                 "cmd_bytes", "data_bytes", "busy_ns", "data_busy_ns", "nops", "nop_ns")
 
     def __init__(self, env, src: int, dst: int, src_id: int, dst_id: int, bandwidth_GBps: float,
                  latency_ns: float, buffers: dict, data_buffers: dict):
@@ -64,6 +88,7 @@ class LinkDirection:
         self.src, self.dst = src, dst
         self.src_id, self.dst_id = src_id, dst_id
         self.ns_per_byte = 1.0 / bandwidth_GBps
+        self.nop_ns = NOP_BYTES * self.ns_per_byte
         self.latency_ns = latency_ns
         self.busy_until = 0.0      # when everything granted so far has been sent
         self.cmd_busy_until = 0.0  # when the command packets granted so far have been sent
@@ -106,18 +131,20 @@ class LinkDirection:
             self._transmit(pkt)
 
     def _transmit(self, pkt) -> None:
-        now = self.env._now
+        env = self.env
+        now = env._now
         cmd_ns = pkt.cmd_bytes * self.ns_per_byte
-        if pkt.data_bytes:
+        data_bytes = pkt.data_bytes
+        if data_bytes:
             start = self.busy_until if self.busy_until > now else now
-            data_ns = pkt.data_bytes * self.ns_per_byte
+            data_ns = data_bytes * self.ns_per_byte
             end = start + cmd_ns + data_ns
             if end < pkt.tail_ns:  # cut through: the tail cannot leave before it has come in
                 start += pkt.tail_ns - end
                 end = pkt.tail_ns
             self.busy_until = end
             self.data_busy_ns += data_ns
-            self.data_bytes += pkt.data_bytes
+            self.data_bytes += data_bytes
         else:
             # a command packet is inserted into (and ahead of) data transfers, as
             # HyperTransport allows; it waits only for the commands before it
@@ -127,23 +154,18 @@ class LinkDirection:
             self.busy_until = (self.busy_until if self.busy_until > start else start) + cmd_ns
         self.busy_ns += end - start
         self.cmd_bytes += pkt.cmd_bytes
-        release_buffers(pkt, start)  # the transmitter has it now
-        pkt.held = self.cmd_pools[pkt.vc]
-        pkt.held_data = self.data_pools[pkt.vc] if pkt.data_bytes else None
+        # the transmitter has it now: free the buffers it held (release_buffers, inlined)
+        ready_ns = pkt.held.release(start)
+        if pkt.held_data is not None:
+            pkt.held_data.give_back(ready_ns)
+        vc = pkt.vc
+        pkt.held = self.cmd_pools[vc]
+        pkt.held_data = self.data_pools[vc] if data_bytes else None
         arrive_ns = end + self.arrival_delay_ns + pkt.lag_ns
-        if pkt.data_bytes and pkt.hop < len(pkt.path):
+        if data_bytes and pkt.hop < len(pkt.path):
             # forwarded onward: the receiver routes the packet on its header
             pkt.tail_ns = arrive_ns
             arrive_ns -= data_ns
-        call_at(self.env, arrive_ns, self.receiver.arrive, pkt)
+        now = env._now
+        heappush(env._queue, (arrive_ns if arrive_ns > now else now, NORMAL, next(env._eid), self.receiver.arrive, pkt))
         pkt.lag_ns = 0.0
-
-    def send_nop(self, when_ns: float) -> float:
-        """Send a credit-return NOP at ``when_ns``; return when it has arrived."""
-        nop_ns = NOP_BYTES * self.ns_per_byte
-        if self.busy_until > when_ns:
-            self.busy_until += nop_ns  # inserted ahead of what is queued
-        self.busy_ns += nop_ns
-        self.cmd_bytes += NOP_BYTES
-        self.nops += 1
-        return when_ns + nop_ns + self.latency_ns
