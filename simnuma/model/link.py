@@ -29,6 +29,7 @@ from heapq import heappop, heappush
 from simpy.events import NORMAL
 
 from .credit import CreditPool
+from .events import Call
 from .packet import NOP_BYTES, POSTED, RESPONSE, VC_NAMES
 
 __all__ = ["LinkDirection", "LinkBuffers"]
@@ -69,7 +70,7 @@ class LinkBuffers(CreditPool):
             if t <= env._now:
                 fn(arg)
             else:
-                heappush(env._queue, (t, NORMAL, next(env._eid), fn, arg))
+                heappush(env._queue, (t, NORMAL, next(env._eid), Call(fn, arg)))
         else:
             heappush(self.ready, t)
         return t
@@ -167,5 +168,5 @@ class LinkDirection:
             pkt.tail_ns = arrive_ns
             arrive_ns -= data_ns
         now = env._now
-        heappush(env._queue, (arrive_ns if arrive_ns > now else now, NORMAL, next(env._eid), self.receiver.arrive, pkt))
+        heappush(env._queue, (arrive_ns if arrive_ns > now else now, NORMAL, next(env._eid), Call(self.receiver.arrive, pkt)))
         pkt.lag_ns = 0.0
