@@ -234,7 +234,7 @@ def _defaults(cores: int, ports: int, memory_lines: list) -> list:
         "  bandwidth: 20 GB/s       # assumption: per direction; calibrate on a multi-node host",
         "  latency: 40 ns           # assumption: per hop; calibrate on a multi-node host",
         "  buffers: {request: 15, posted: 15, response: 15, probe: 15}   # assumption: the most a HyperTransport receiver"
-        " tracks per class (opteron-facts.md s.1); calibrate on a multi-node host",
+        " tracks per class (docs/reference.md); calibrate on a multi-node host",
     ]
 
 
