@@ -85,6 +85,7 @@ DEFAULT_SIZE_BYTES = 64 * 2**20
 STRIDE_OPS = frozenset({"r", "w", "t"})   # ops of the default calibration cases
 DIFF_STEP = 0.05             # finite-difference step, as a fraction of a parameter's range
 NOISE_FLOOR = 0.01           # relative precision of one steady-mode prediction (its 1% confidence target)
+NOISE_PRIOR_DOF = 4          # the weight, in degrees of freedom, of that precision in the residual variance
 NEGLIGIBLE_CHANGE = 1e-3     # a parameter whose step moves no prediction by more than this is unused
 CONFIDENCE = 0.95            # the level of the intervals and of the integers' ranges
 UNIDENTIFIED_WIDTH = 0.5     # a 95% interval over more than this share of the range: not identified
@@ -1219,17 +1220,23 @@ class _Verdict:
 def _noise(search: _Search, fit: _Fit) -> tuple:
     """``(s2, q)``: the variance of one relative residual and the two-sided 95% quantile that goes with it.
 
-    The variance is the fit's residual variance over its degrees of freedom
-    (independent measurements less free parameters, at least one), floored
-    at the model's own precision (1% per prediction); Student's t quantile
-    when the residuals set it, the normal one (1.96) when the floor does.
+    The variance pools the fit's residuals (over its degrees of freedom:
+    independent measurements less free parameters, at least one) with the
+    model's own precision (1% per prediction) weighted as
+    :data:`NOISE_PRIOR_DOF` degrees of freedom, and is floored at that
+    precision; Student's t quantile on the pooled degrees of freedom when the
+    residuals raise it above the floor, the normal one (1.96) when the floor
+    sets it.  Pooling keeps a fit with one or two spare measurements from an
+    interval as wide as Student's t on one degree of freedom (12.7) would
+    make it, when its residuals are about the model's precision.
     """
     from scipy.stats import norm, t
 
     dof = max(search.ev.independent - len(search.continuous) - len(search.integers), 1)
-    variance = fit.cost / dof
+    pooled_dof = dof + NOISE_PRIOR_DOF
+    variance = (fit.cost + NOISE_PRIOR_DOF * NOISE_FLOOR ** 2) / pooled_dof
     if variance > NOISE_FLOOR ** 2:
-        return variance, float(t.ppf(0.5 + CONFIDENCE / 2, dof))
+        return variance, float(t.ppf(0.5 + CONFIDENCE / 2, pooled_dof))
     return NOISE_FLOOR ** 2, float(norm.ppf(0.5 + CONFIDENCE / 2))
 
 

@@ -185,6 +185,7 @@ class DramParams:
     address_map: tuple       # fields from most to least significant
     scheduler: str
     bypass_limit: int        # fr-fcfs: a request is overtaken at most this many times
+    write_burst: int         # writes wait until this many are queued, then go back to back (0: no bursts)
     page_policy: str
     idle_close_ns: float     # open page: a row idle this long is closed (0: never)
     os_page_bytes: int       # the operating system's page: arrays are contiguous within one
@@ -259,8 +260,13 @@ def dram_params(r: dict) -> DramParams | None:
     if timings["tREFI"] <= timings["tRFC"]:
         raise MemoryParamError("dram.timings.tREFI", f"the refresh interval ({timings['tREFI']:g} ns) must be longer"
                                                f" than a refresh ({timings['tRFC']:g} ns)")
+    burst = d.get("write_burst") or 0
+    queue = r.get("queue")
+    if burst and isinstance(queue, int) and burst > queue:
+        raise MemoryParamError("dram.write_burst", f"writes gathered for a burst must fit in the DRAM queue"
+                                                   f" (memory.queue {queue}), got {burst}")
     return DramParams(
         channels=d["channels"], width_bits=d["width_bits"], clock_GHz=d["clock"], ranks=d["ranks"],
         banks=d["banks"], row_bytes=row, address_map=d["address_map"],
-        scheduler=d["scheduler"], bypass_limit=d["bypass_limit"] or 0, page_policy=d["page_policy"],
+        scheduler=d["scheduler"], bypass_limit=d["bypass_limit"] or 0, write_burst=burst, page_policy=d["page_policy"],
         idle_close_ns=_in_ns(d.get("idle_close"), tck), os_page_bytes=page, timings_ns=timings)

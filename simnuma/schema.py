@@ -34,7 +34,7 @@ NODE_SCHEMA = {
         "dram": {
             "channels": "int", "width_bits": "int", "clock": "frequency", "ranks": "int", "banks": "int",
             "row": "size", "address_map": "address_map",
-            "scheduler": "scheduler", "bypass_limit": "int", "page_policy": "page_policy", "idle_close": "dram_time",
+            "scheduler": "scheduler", "bypass_limit": "int", "write_burst": "int", "page_policy": "page_policy", "idle_close": "dram_time",
             "os_page": "size",
             "timings": {t: "dram_time" for t in TIMINGS},
         },

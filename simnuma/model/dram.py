@@ -30,6 +30,11 @@ Models, per node (``memory.model: dram``):
   (first ready, first come first served) serves the request whose data can
   move first — row hits and bursts that need no turnaround win — the oldest
   among equals, and a request overtaken ``bypass_limit`` times goes next.
+  With ``write_burst`` (Family 10h's MctWrLimit) writes wait in the queue
+  while reads go on, until that many writes are queued; then every queued
+  write is written, back to back, before reads go on again.  The queue
+  holding them is the one reads need, so a burst limit near the queue's
+  depth starves reads.
   Precharges and activations for queued requests overlap other banks'
   transfers: a bank is prepared for a request as soon as it has arrived and the
   bank allows, whatever the bus is doing.  Read data leave the controller
@@ -42,7 +47,8 @@ through, and the run reports it with the row-hit rate and the turnarounds.
 
 Abstracts away: the command bus (one command per clock), power-down,
 on-die termination, read and write queues separate from the shared one,
-write-drain watermarks, and the data (no ECC, no errors).
+a controller's timeout or flush of writes that never reach the burst limit,
+and the data (no ECC, no errors).
 """
 from __future__ import annotations
 
@@ -136,6 +142,10 @@ class DRAM:
         self.banks_per_rank = dram.banks
         self.fcfs = dram.scheduler == "fcfs"
         self.bypass_limit = dram.bypass_limit
+        self.write_burst = dram.write_burst
+        self.writes_queued = 0     # writes in the queue, all channels
+        self.draining = False      # a write burst is on: writes go, reads wait
+        self.drain_ns = 0.0        # when the current (or last) burst began
         self.closed_page = dram.page_policy == "closed"
         self.idle_close_ns = dram.idle_close_ns
         self.latency_ns = controller_latency_ns
@@ -163,6 +173,14 @@ class DRAM:
         now = self.env._now
         req = _Request(pkt, is_write, rank, bank, (line_address >> ws) & wm, now, ch.banks[bank], ch.ranks[rank])
         ch.queue.append(req)
+        if self.write_burst:
+            if is_write:
+                self.writes_queued += 1
+                if not self.draining and self.writes_queued >= self.write_burst:
+                    self._burst(True)
+                    return
+            if not self._eligible(ch, req):
+                return
         epoch = ch.epoch_ns
         if epoch is not None:
             # A decision is due at ``epoch``: this request makes it earlier only if its column command can
@@ -179,6 +197,25 @@ class DRAM:
         col = self._timing(ch, req, now)[0]
         if epoch is None or col < epoch:
             self._schedule(ch, col)
+
+    def _eligible(self, ch: _Channel, req: _Request) -> bool:
+        """With write bursts: whether ``req`` may be served now (a write only in a burst, a read
+        only outside one unless its channel has no write left to burst)."""
+        if not self.draining:
+            return not req.is_write
+        return req.is_write or not any(q.is_write for q in ch.queue)
+
+    def _burst(self, on: bool) -> None:
+        """A write burst begins or ends: every channel decides afresh (after the current event)."""
+        now = self.env._now
+        self.draining = on
+        if on:
+            self.drain_ns = now
+        for ch in self.channels:
+            ch.token += 1
+            ch.pending = None
+            ch.epoch_ns = now
+            call_at(self.env, now, self._epoch, (ch, ch.token))
 
     def _schedule(self, ch: _Channel, col_ns: float) -> None:
         now = self.env._now
@@ -200,10 +237,13 @@ class DRAM:
         pending, ch.pending = ch.pending, None
         while queue:
             if pending is not None:
-                k, col, data, act = self._confirm(ch, now, pending)
+                choice = self._confirm(ch, now, pending)
                 pending = None
             else:
-                k, col, data, act = self._choose(ch, now)
+                choice = self._choose(ch, now)
+            if choice is None:
+                break   # only writes waiting for a burst
+            k, col, data, act = choice
             if col > now:
                 ch.token += 1
                 ch.epoch_ns = col
@@ -224,6 +264,8 @@ class DRAM:
         """
         queue = ch.queue
         timing = self._timing
+        if self.write_burst:
+            return self._choose_eligible(ch, now)
         if self.fcfs or queue[0].bypassed >= self.bypass_limit:
             return (0,) + timing(ch, queue[0], now)
         tck = self.tck
@@ -241,6 +283,21 @@ class DRAM:
                     break
         return best
 
+    def _choose_eligible(self, ch: _Channel, now: float):
+        """:meth:`_choose` among the requests a write burst lets go (None when there is none)."""
+        eligible = [(k, req) for k, req in enumerate(ch.queue) if self._eligible(ch, req)]
+        if not eligible:
+            return None
+        k, oldest = eligible[0]
+        if self.fcfs or oldest.bypassed >= self.bypass_limit:
+            return (k,) + self._timing(ch, oldest, now)
+        best, best_data = None, _INF
+        for k, req in eligible:
+            t = self._timing(ch, req, now)
+            if t[1] < best_data:
+                best, best_data = (k,) + t, t[1]
+        return best
+
     def _confirm(self, ch: _Channel, now: float, pending: tuple) -> tuple:
         """:meth:`_choose` at the time a decision made earlier is due, from what changed since.
 
@@ -251,6 +308,8 @@ class DRAM:
         there still loses to it, and only those that arrived since can beat
         it.
         """
+        if self.write_burst:
+            return self._choose_eligible(ch, now)
         k, data, n = pending
         queue = ch.queue
         t = self._timing(ch, queue[k], now)
@@ -338,7 +397,8 @@ class DRAM:
             col, data, act = self._timing(ch, req, self.env._now)
         if k:
             for older in ch.queue[:k]:
-                older.bypassed += 1
+                if not self.write_burst or self._eligible(ch, older):
+                    older.bypassed += 1
         del ch.queue[k]
         bank = ch.banks[req.bank]
         if act is None:
@@ -374,7 +434,10 @@ class DRAM:
             bank.row = -1
             bank.act_ready_ns = bank.pre_ready_ns + self.trp
         # busy: the burst, and the wait the DRAM imposed on it beyond an idle channel's CAS latency
-        ideal = ceil(req.arrive_ns / self.tck - 1e-9) * self.tck + (self.cwl if req.is_write else self.cl)
+        since = req.arrive_ns
+        if req.is_write and self.write_burst and self.drain_ns > since:
+            since = self.drain_ns   # the wait for the burst is the controller's policy, not the DRAM's
+        ideal = ceil(since / self.tck - 1e-9) * self.tck + (self.cwl if req.is_write else self.cl)
         floor = ch.bus_free_ns if ch.bus_free_ns > ideal else ideal
         self.busy_ns += self.burst_ns + (data - floor if data > floor else 0.0)
         ch.bus_free_ns = end
@@ -384,6 +447,10 @@ class DRAM:
         self.bus_ns += self.burst_ns
         if req.is_write:
             self.mct.queue.release(end)
+            if self.write_burst:
+                self.writes_queued -= 1
+                if self.draining and not self.writes_queued:
+                    self._burst(False)
         else:
             call_at(self.env, end + self.latency_ns, self.mct.read_data, req.pkt.txn)
 

@@ -23,11 +23,12 @@ TIMINGS = dict(CL=4, CWL=2, tRCD=3, tRP=3, tRAS=8, tRTP=2, tWR=3, tWTR=2, tRTW=3
 
 def dram_board(cores: int = 1, window: int = 32, ranks: int = 2, banks: int = 4, scheduler: str = "fr-fcfs",
                bypass: int = 4, trefi_clk: int | None = None, page: str = "4 KiB", policy: str = "open",
-               queue: int = 64) -> object:
+               queue: int = 64, write_burst: int | None = None) -> object:
     timings = dict(TIMINGS)
     if trefi_clk is not None:
         timings["tREFI"] = trefi_clk
     text = ", ".join(f"{k}: {v} clk" for k, v in timings.items())
+    burst = f"write_burst: {write_burst}, " if write_burst else ""
     return parse_topology(f"""
 name: dram1
 defaults:
@@ -40,7 +41,7 @@ defaults:
     queue: {queue}
     dram: {{channels: 1, width_bits: 128, clock: 200 MHz, ranks: {ranks}, banks: {banks}, row: 32 KiB,
            address_map: row.rank.bank.column.channel, scheduler: {scheduler}, bypass_limit: {bypass},
-           page_policy: {policy}, os_page: {page}, timings: {{{text}}}}}
+           {burst}page_policy: {policy}, os_page: {page}, timings: {{{text}}}}}
   sri: {{latency: 1 ns, buffers: {{request: 64, posted: 64, response: 64}}, probe_queue: 15}}
   mct: {{buffers: {{response: 64, probe: 15}}}}
   xbar: {{latency: 1 ns}}
@@ -107,6 +108,30 @@ def test_first_ready_batches_reads_and_writes():
     frfcfs = memory(run(dram_board(scheduler="fr-fcfs", bypass=16, trefi_clk=10**7), ["0.0.w.0"]))
     assert frfcfs["turnarounds_per_line"] < 0.5 * fcfs["turnarounds_per_line"]
     assert frfcfs["bandwidth_GBps"] > 1.1 * fcfs["bandwidth_GBps"]
+
+
+def test_write_bursts_pay_at_most_two_turnarounds_per_burst():
+    """With a write-burst limit B, writes wait until B are queued, then every queued write goes (those
+    arriving meanwhile too): a writer's fills and write-backs turn the bus around at most twice per B
+    writes, 1/B per line.  Longer bursts, fewer turnarounds, more bandwidth; in order, far more than
+    the strict alternation without bursts."""
+    plain = memory(run(dram_board(scheduler="fcfs", banks=8, ranks=1, trefi_clk=10**7), ["0.0.w.0"]))
+    seen = []
+    for burst in (4, 8, 16):
+        m = memory(run(dram_board(scheduler="fcfs", banks=8, ranks=1, trefi_clk=10**7, write_burst=burst),
+                       ["0.0.w.0"]))
+        assert 0 < m["turnarounds_per_line"] <= 1 / burst
+        assert m["utilization"] <= 1.0
+        seen.append((m["turnarounds_per_line"], m["bandwidth_GBps"]))
+    assert seen[0][1] > 2 * plain["bandwidth_GBps"]
+    assert [t for t, _ in seen] == sorted((t for t, _ in seen), reverse=True)
+    assert [b for _, b in seen] == sorted(b for _, b in seen)
+
+
+def test_a_write_burst_longer_than_the_queue_is_refused():
+    from simnuma.topology import TopologyError
+    with pytest.raises(TopologyError, match="write_burst"):
+        dram_board(queue=8, write_burst=16)
 
 
 @pytest.mark.parametrize("window", [8, 32])
