@@ -1498,6 +1498,7 @@ def calibrate(topology, data: MeasurementSet, fit=None, cases=None, processes: i
     else:
         params = parse_fit(fit, topology, chosen)
     params, unusable = _usable(params, topology, ops)
+    params = _room_for_littles_law(params, subset, topology)
     priors = {p.name: p.prior(topology) for p in params}
     log = log or (lambda text: None)
     with Evaluator(topology, subset, params, processes, seed, progress) as ev:
@@ -1581,6 +1582,35 @@ def _start(search: _Search, data: MeasurementSet, priors: dict, ints: dict) -> d
     return values
 
 
+def _littles_law_windows(data: MeasurementSet) -> dict:
+    """``{core.window.<op>: lines}``: each single local stream's bandwidth times the idle chase's latency."""
+    chase = [m for m in data if m.metric == "thread_latency_ns" and m.case.single_thread and m.case.ops == {"l"}]
+    if not chase:
+        return {}
+    out = {}
+    for stream in data:
+        if stream.metric == "thread_GBps" and stream.case.single_thread:
+            spec = parse_spec(stream.thread)
+            if spec.node == spec.mem_node and spec.op != "l":
+                out[f"core.window.{spec.op}"] = stream.value * chase[0].value / 64.0
+    return out
+
+
+def _room_for_littles_law(params: list, data: MeasurementSet, topology: Topology) -> list:
+    """Windows whose default range cannot hold what Little's law reads off the measurements get room
+    up to twice that (as far as the window's largest value); ranges given with ``--fit`` stay."""
+    lines = _littles_law_windows(data)
+    out = []
+    for p in params:
+        want = lines.get(p.name)
+        default = PARAMETERS.get(p.name)
+        if want and default is not None and p == default.for_board(topology) and want > p.high / 2:
+            top = _INTEGER_MAX.get(p.name, 1024)
+            p = p.with_bounds(p.low, max(p.high, min(top, 2 * int(round(want)))))
+        out.append(p)
+    return out
+
+
 def _usable(params: list, topology: Topology, ops: frozenset):
     """``(parameters to fit, [ParameterFit of those that cannot be])``.
 
@@ -1619,6 +1649,34 @@ def _held_at(p: FreeParameter, prior: float, verdict: _Verdict) -> tuple:
     return value, replace(verdict, reason=verdict.reason + note)
 
 
+def _hold_one(search: _Search, best: _Fit, priors: dict, by_name: dict, held: dict, where: dict, worst: str,
+              verdict: "_Verdict") -> tuple:
+    """``(name, value, verdict, fit, search)``: ``worst`` held where :func:`_held_at` puts it, the rest refitted."""
+    value, verdict = _held_at(by_name[worst], priors[worst], verdict)
+    fixed = {**search.fixed, **{n: where[n] for n in held}, worst: value}
+    keep = [j for j, p in enumerate(search.continuous) if p.name not in fixed]
+    start_values = {**search.values(best.u, best.ints), **fixed}
+    inner = _Search(search.ev, search.continuous + search.integers, priors, search.max_evaluations, search.log,
+                    fixed=fixed).share(search)
+    u = inner.u_of(start_values)
+    text = f"{worst} at {by_name[worst].format(value)} ({verdict.reason})"
+    # moving the held ones to their values; the Jacobian says how far that moves the predictions
+    shift = best.jacobian @ (search.u_of(start_values) - best.u)
+    if float(np.max(np.abs(shift), initial=0.0)) < NOISE_FLOOR:
+        # a small move: one linear step of the rest with the Jacobian they have, kept if it helps
+        search.log(f"holding {text}; that moves no prediction by 1%: one linear step of the rest")
+        J = best.jacobian[:, keep]
+        r = search.ev.residuals_many([inner.values(u, best.ints)])[0]
+        stepped = _linear_step(J, r, u)
+        r2 = search.ev.residuals_many([inner.values(stepped, best.ints)])[0]
+        u, r = (stepped, r2) if float(r2 @ r2) < float(r @ r) else (u, r)
+        held_fit = replace(best, u=u, residuals=r, jacobian=J)
+    else:
+        search.log(f"holding {text} and refitting the rest")
+        held_fit = inner.finish(inner.fit(best.ints, u, jacobian=best.jacobian[:, keep]))
+    return worst, value, verdict, held_fit, inner
+
+
 def _settle(search: _Search, best: _Fit, priors: dict):
     """Hold unidentified continuous parameters at the board's values, refitting the rest.
 
@@ -1626,7 +1684,10 @@ def _settle(search: _Search, best: _Fit, priors: dict):
     prediction).  Of the others that are not identified (an interval over
     most of the range, a correlation beyond 0.95), the one with the widest
     interval is held and the rest refitted, until every free one is
-    identified.  A board value the measurements exclude is replaced by the
+    identified; when that one is correlated beyond 0.95 with another free
+    one, both are tried and the one whose holding raises the cost least is
+    held (a chase fixes the sum of the memory and crossbar latencies: the
+    crossbar's assumption is held, not the latency the chase measures).  A board value the measurements exclude is replaced by the
     nearest they allow (:func:`_held_at`).  The profile has the last word:
     when holding a parameter raises the cost beyond the 95% level (q² times
     the residual variance, as for the integers), the measurements reject the held value, and the
@@ -1645,29 +1706,15 @@ def _settle(search: _Search, best: _Fit, priors: dict):
             held[name], where[name] = verdicts[name], priors[name]
         if not weak:
             break
-        worst = max(weak, key=lambda n: verdicts[n].width)
-        value, verdict = _held_at(by_name[worst], priors[worst], verdicts[worst])
-        fixed = {**search.fixed, **{n: where[n] for n in held}, worst: value}
-        keep = [j for j, p in enumerate(search.continuous) if p.name not in fixed]
-        start_values = {**search.values(best.u, best.ints), **fixed}
-        inner = _Search(search.ev, search.continuous + search.integers, priors, search.max_evaluations, search.log,
-                        fixed=fixed).share(search)
-        u = inner.u_of(start_values)
-        text = f"{worst} at {by_name[worst].format(value)} ({verdict.reason})"
-        # moving the held ones to their values; the Jacobian says how far that moves the predictions
-        shift = best.jacobian @ (search.u_of(start_values) - best.u)
-        if float(np.max(np.abs(shift), initial=0.0)) < NOISE_FLOOR:
-            # a small move: one linear step of the rest with the Jacobian they have, kept if it helps
-            search.log(f"holding {text}; that moves no prediction by 1%: one linear step of the rest")
-            J = best.jacobian[:, keep]
-            r = search.ev.residuals_many([inner.values(u, best.ints)])[0]
-            stepped = _linear_step(J, r, u)
-            r2 = search.ev.residuals_many([inner.values(stepped, best.ints)])[0]
-            u, r = (stepped, r2) if float(r2 @ r2) < float(r @ r) else (u, r)
-            held_fit = replace(best, u=u, residuals=r, jacobian=J)
-        else:
-            search.log(f"holding {text} and refitting the rest")
-            held_fit = inner.finish(inner.fit(best.ints, u, jacobian=best.jacobian[:, keep]))
+        # the widest first; of two that only a combination determines, the one whose holding costs least
+        ranked = sorted(weak, key=lambda n: -verdicts[n].width)
+        first = verdicts[ranked[0]]
+        pairs = {n: r for n, r in first.correlations.items()
+                 if abs(r) > STRONG_CORRELATION or not math.isfinite(first.width)}
+        partner = max(pairs, key=lambda n: abs(pairs[n])) if pairs else None
+        candidates = [ranked[0]] + ([partner] if partner in weak and partner != ranked[0] else [])
+        tries = [_hold_one(search, best, priors, by_name, held, where, name, verdicts[name]) for name in candidates]
+        worst, value, verdict, held_fit, inner = min(tries, key=lambda t: t[3].cost)
         # the profile's word: a held value that raises the cost beyond the 95% level is one the measurements
         # reject, whatever the linearised interval said
         s2, q = _noise(search, best)

@@ -119,10 +119,11 @@ class MemoryCurve:
 
     read_fraction: float
     points: tuple  # ((GB/s, ns), ...) by rising bandwidth
+    peak_GBps: float = 0.0  # the most streams of this mix drew without the chase, when above the last point
 
     @property
     def max_GBps(self) -> float:
-        return self.points[-1][0]
+        return max(self.points[-1][0], self.peak_GBps)
 
 
 def parse_curves(value: object) -> tuple:
@@ -135,14 +136,24 @@ def parse_curves(value: object) -> tuple:
         where = f"curves[{i}]"
         if not isinstance(entry, dict):
             raise ValueError(f"{where}: expected a mapping such as {{read_fraction: 1.0, points: [...]}}")
-        extra = sorted(set(entry) - {"read_fraction", "points"}, key=str)
+        extra = sorted(set(entry) - {"read_fraction", "points", "peak"}, key=str)
         if extra:
-            raise ValueError(f"{where}.{extra[0]}: unknown key; expected read_fraction and points")
+            raise ValueError(f"{where}.{extra[0]}: unknown key; expected read_fraction, points and peak")
         share = entry.get("read_fraction")
         if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share <= 1:
             raise ValueError(f"{where}.read_fraction: expected the share of reads in the memory traffic,"
                              f" a number in [0, 1], got {share!r}")
-        curves.append(MemoryCurve(float(share), _curve_points(entry.get("points"), where)))
+        points = _curve_points(entry.get("points"), where)
+        peak = 0.0
+        if entry.get("peak") is not None:
+            try:
+                peak = parse_quantity(entry["peak"], "bandwidth")
+            except UnitError as exc:
+                raise ValueError(f"{where}.peak: {exc}") from None
+            if peak <= points[-1][0]:
+                raise ValueError(f"{where}.peak: expected a bandwidth above the last point's"
+                                 f" {points[-1][0]:g} GB/s, got {entry['peak']}")
+        curves.append(MemoryCurve(float(share), points, peak))
     shares = [c.read_fraction for c in curves]
     if len(set(shares)) != len(shares):
         raise ValueError(f"two curves have the read fraction {sorted(s for s in shares if shares.count(s) > 1)[0]}")

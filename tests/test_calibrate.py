@@ -262,6 +262,21 @@ def test_a_correlated_pair_keeps_one_at_its_prior():
     assert held[0].param.name in cal.record()["not_identified"]
 
 
+def test_of_a_pair_only_their_sum_determines_the_one_whose_hold_costs_least_is_held():
+    """A chase 60 ns slower than the board's memory latency: the memory latency takes it up and the
+    crossbar keeps its assumption, never the other way round (the crossbar could not move that far)."""
+    board = one_node().with_parameters({"defaults.memory.bandwidth": "300 GB/s", "defaults.memory.queue": 64,
+                                        "defaults.sri.buffers": {"request": 64, "posted": 64, "response": 64},
+                                        "defaults.mct.buffers": {"response": 64, "probe": 64}})
+    truth = board.with_parameters({"defaults.memory.latency": board.node(0).memory_latency_ns + 60.0})
+    data = synthetic(truth, ["0.0.l.0"], huge_fraction=1.0)
+    cal = calibrate(board, data, fit=["memory.latency", "xbar.latency"], processes=1)
+    fits = {p.param.name: p for p in cal.parameters}
+    assert not fits["xbar.latency"].identified and fits["xbar.latency"].value == fits["xbar.latency"].prior
+    assert fits["memory.latency"].identified
+    assert max(abs(r.residual_percent) for r in cal.rows) < 1.0
+
+
 def classify(J, residuals, u, independent=None):
     """The verdicts of calibrate._classify for a Jacobian in scaled coordinates (closed form, no simulation)."""
     from types import SimpleNamespace

@@ -75,6 +75,8 @@ class Curve:
     points: tuple          # CurvePoint, the idle chase first, then by bandwidth
     read_fraction: float   # share of reads in the traffic of all points, two decimals
     dropped: tuple = ()    # cases whose bandwidth was not above the idle chase's (no place on the curve)
+    peak_GBps: float = 0.0  # the most streams of the mix alone drew from the node, when above the last point
+    peak_case: str = ""    # ... and the case that drew it
 
     @property
     def untrusted(self) -> list:
@@ -88,7 +90,8 @@ class Curve:
 
     def to_dict(self) -> dict:
         return {"mix": self.mix, "node": self.node, "chase": self.chase, "read_fraction": self.read_fraction,
-                "points": [p.to_dict() for p in self.points], "dropped": list(self.dropped)}
+                "points": [p.to_dict() for p in self.points], "dropped": list(self.dropped),
+                "peak_GBps": self.peak_GBps, "peak_case": self.peak_case}
 
 
 def _trusted_repetitions(report: dict) -> tuple:
@@ -162,8 +165,32 @@ def _point(report: dict, case: str, node: int) -> CurvePoint:
                       repetitions=len(repetitions), of=len(chase["GBps"]["all"]), trusted=trusted)
 
 
+def _stream_peaks(reports) -> dict:
+    """``{(node, op): (GB/s, case)}``: the most memory bandwidth streams of one op drew from a node with
+    no chase beside them (single streams and all-cores peaks), each thread at its best repetition (the
+    figure calibration fits too)."""
+    peaks = {}
+    for case, report in reports:
+        specs = [parse_spec(t["spec"]) for t in report.get("threads") or []]
+        if not specs or len({s.op for s in specs}) != 1 or len({s.mem_node for s in specs}) != 1:
+            continue
+        op, node = specs[0].op, specs[0].mem_node
+        if op == "l" or any(s.rate_GBps is not None for s in specs):
+            continue
+        total = sum((t["GBps"].get("best") or t["GBps"]["median"]) * MEMORY_BYTES_PER_REPORTED_BYTE.get(op, 1.0)
+                    for t in report["threads"])
+        if total > peaks.get((node, op), (0.0, ""))[0]:
+            peaks[(node, op)] = (total, case)
+    return peaks
+
+
 def curves_from_reports(reports) -> list:
-    """Curves from ``[(case name, report dict), ...]``: one per chase and mix that has an idle chase."""
+    """Curves from ``[(case name, report dict), ...]``: one per chase and mix that has an idle chase.
+
+    A curve's peak is the most its mix's streams drew alone (:func:`_stream_peaks`) when that is
+    above its last point: a machine with few CPUs cannot load its memory beside the chase.
+    """
+    peaks = _stream_peaks(reports)
     idle, loaded = {}, {}
     for case, report in reports:
         found = _chase_and_mix(report)
@@ -186,8 +213,11 @@ def curves_from_reports(reports) -> list:
         everything = [first] + kept
         traffic = sum(p.bandwidth_GBps for p in everything)
         read_fraction = round(sum(p.read_GBps for p in everything) / traffic, 2) if traffic else 1.0
+        peak, peak_case = peaks.get((chase.mem_node, mix), (0.0, ""))
+        if peak <= everything[-1].bandwidth_GBps:
+            peak, peak_case = 0.0, ""
         curves.append(Curve(mix=mix, node=chase.mem_node, chase=label, points=tuple(everything),
-                            read_fraction=read_fraction, dropped=dropped))
+                            read_fraction=read_fraction, dropped=dropped, peak_GBps=peak, peak_case=peak_case))
     return sorted(curves, key=lambda c: (c.chase, -c.read_fraction, c.mix))
 
 

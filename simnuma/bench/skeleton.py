@@ -202,6 +202,9 @@ def curve_memory_lines(cores: int, curves: list, source: str) -> list:
         lines.append(f"      - read_fraction: {curve.read_fraction!r:<10}# {_MIX_TEXT.get(curve.mix, curve.mix)}"
                      f" beside the chase {curve.chase}, {len(curve.points) - 1} loaded point(s){caveat}")
         lines.append(f"        points: [{points}]")
+        if curve.peak_GBps:
+            lines.append(f"        peak: {curve.peak_GBps:.{decimals}f} GB/s{'':<8}# the most this mix drew without the chase"
+                         f" ({curve.peak_case}): the curve's trend goes on up to it")
     return lines
 
 

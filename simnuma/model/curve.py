@@ -17,8 +17,13 @@ where ``curve(b, r)`` interpolates linearly in bandwidth along each measured
 curve and linearly in read share between the two nearest curves (the nearest
 one outside their range).  Past a curve's last point the latency keeps rising
 with the last segment's slope, but at least doubling over the next 10% of
-bandwidth.  And the memory serves no more than the most the curves reached at
-that read share: accesses also pass a first-come-first-served server of that
+bandwidth.  A curve may also give a ``peak``: the most streams of its mix drew
+without the chase (``bench host --suite`` takes it from the suite's
+single-thread and all-cores cases), when that is above its last point, as on a
+machine with too few CPUs to load its memory beside the chase; the latency
+then follows the last segment's trend up to the peak and rises steeply only
+past it.  And the memory serves no more than the most the curves reached at
+that read share (the peak where there is one): accesses also pass a first-come-first-served server of that
 rate, and an access is done at the later of its curve latency and its turn at
 the server — so that however many lines threads keep in flight, the bandwidth
 stays at the measured peak and the excess waits in line, as Little's law
@@ -47,15 +52,25 @@ SHARE_ACCESSES = 64.0     # the read share is weighted over about this many acce
 STEEP_FRACTION = 0.10     # past the last point, latency at least doubles over this fraction of its bandwidth
 
 
-def _along(points: tuple, bandwidth: float) -> float:
-    """Latency of one curve at ``bandwidth``: linear between points, steeply rising past the last."""
+def _along(points: tuple, bandwidth: float, peak_GBps: float = 0.0) -> float:
+    """Latency of one curve at ``bandwidth``: linear between points, steeply rising past the last.
+
+    With a peak above the last point (streams alone drew more than the loaded
+    cases reached), the last segment's trend (never falling) carries on up
+    to the peak, and the steep rise starts there.
+    """
     if bandwidth <= points[0][0]:
         return points[0][1]
     for (b0, l0), (b1, l1) in zip(points, points[1:]):
         if bandwidth <= b1:
             return l0 + (l1 - l0) * (bandwidth - b0) / (b1 - b0)
     (b0, l0), (b1, l1) = points[-2], points[-1]
-    slope = max((l1 - l0) / (b1 - b0), l1 / (STEEP_FRACTION * b1))
+    trend = max((l1 - l0) / (b1 - b0), 0.0)
+    if peak_GBps > b1:
+        if bandwidth <= peak_GBps:
+            return l1 + trend * (bandwidth - b1)
+        l1, b1 = l1 + trend * (peak_GBps - b1), peak_GBps
+    slope = max(trend, l1 / (STEEP_FRACTION * b1))
     return l1 + slope * (bandwidth - b1)
 
 
@@ -67,15 +82,15 @@ def curve_latency_ns(curves: tuple, bandwidth: float, reads: float) -> tuple:
     """``(added latency ns, most bandwidth GB/s)`` at ``bandwidth`` GB/s with a read share ``reads``."""
     if reads <= curves[0].read_fraction or len(curves) == 1:
         c = curves[0] if reads <= curves[0].read_fraction else curves[-1]
-        return _along(c.points, bandwidth) - _idle(c.points), c.max_GBps
+        return _along(c.points, bandwidth, c.peak_GBps) - _idle(c.points), c.max_GBps
     if reads >= curves[-1].read_fraction:
         c = curves[-1]
-        return _along(c.points, bandwidth) - _idle(c.points), c.max_GBps
+        return _along(c.points, bandwidth, c.peak_GBps) - _idle(c.points), c.max_GBps
     for lo, hi in zip(curves, curves[1:]):
         if reads <= hi.read_fraction:
             w = (reads - lo.read_fraction) / (hi.read_fraction - lo.read_fraction)
-            added_lo = _along(lo.points, bandwidth) - _idle(lo.points)
-            added_hi = _along(hi.points, bandwidth) - _idle(hi.points)
+            added_lo = _along(lo.points, bandwidth, lo.peak_GBps) - _idle(lo.points)
+            added_hi = _along(hi.points, bandwidth, hi.peak_GBps) - _idle(hi.points)
             return added_lo + w * (added_hi - added_lo), lo.max_GBps + w * (hi.max_GBps - lo.max_GBps)
     raise AssertionError("read share outside the curves")  # pragma: no cover
 

@@ -269,3 +269,29 @@ def test_bench_host_suite_refusals_are_one_line(suite, tmp_path, capsys, extra, 
 def test_bench_host_without_a_suite_folder_is_one_line(tmp_path, capsys):
     code, out, err = call_cli(capsys, "bench", "host", "--suite", tmp_path / "nowhere")
     assert_one_line_refusal(code, err, "no suite.json here")
+
+
+def test_a_curve_gets_the_peak_its_streams_drew_alone_when_above_its_last_point(tmp_path):
+    """Two readers without the chase drew 30.6 GB/s at best, more than any loaded case: the curve's peak.  Writers
+    alone never beat the loaded write case: no peak there."""
+    cases = dict(LATENCY_CASES)
+    cases["0.0.r.0 0.1.r.0"] = [thread("0.0.r.0", "foreground", 15.0), thread("0.1.r.0", "foreground", 15.0)]
+    cases["0.0.w.0"] = [thread("0.0.w.0", "foreground", 3.0)]
+    curves = by_mix(curves_from_suite(write_suite(tmp_path / "suite", cases)))
+    assert curves["r"].peak_GBps == pytest.approx(30.0 * 1.02) and curves["r"].peak_case == "0.0.r.0 0.1.r.0"
+    assert curves["w"].peak_GBps == 0.0   # 6.1 GB/s alone, below the loaded case's 16.3
+
+
+def test_bench_host_writes_the_peak_and_the_board_loads(tmp_path, capsys):
+    cases = dict(LATENCY_CASES)
+    cases["0.0.r.0 0.1.r.0"] = [thread("0.0.r.0", "foreground", 15.0), thread("0.1.r.0", "foreground", 15.0)]
+    folder = write_suite(tmp_path / "suite", cases)
+    out = tmp_path / "host.yaml"
+    code, _, err = call_cli(capsys, "bench", "host", "--sysfs", TWO_NODE, "--suite", folder, "-o", out)
+    assert code == 0, err
+    text = out.read_text()
+    assert "peak: 30.6 GB/s" in text and "(0.0.r.0 0.1.r.0)" in text
+    from simnuma.topology import load_topology
+    board = load_topology(str(out))
+    reads = max(board.node(0).curves, key=lambda c: c.read_fraction)
+    assert reads.max_GBps == pytest.approx(30.6)

@@ -100,3 +100,23 @@ def test_write_share_lowers_the_most_the_memory_serves():
                       baseline=False).memory[0]["bandwidth_GBps"]
     assert writes < reads
     assert writes <= 14.0 * 1.1
+
+
+def test_a_peak_carries_the_last_trend_on_and_raises_the_most_the_memory_serves():
+    """Streams alone drew 30 GB/s, more than the loaded cases' 20: up to the peak the latency follows the
+    last segment's trend (4 ns per GB/s), past it the steep rise; the server's rate is the peak."""
+    import yaml
+    raw = yaml.safe_load(CURVES)
+    raw[0]["peak"] = "30 GB/s"
+    c = parse_curves(raw)
+    assert curve_latency_ns(c, 25.0, 1.0) == (pytest.approx(50.0 + 4 * 5), 30.0)
+    at_peak = curve_latency_ns(c, 30.0, 1.0)[0]
+    assert curve_latency_ns(c, 33.0, 1.0)[0] - at_peak >= (100 + at_peak) / (0.1 * 30) * 3 - 1e-9
+
+
+def test_a_peak_below_the_last_point_is_refused():
+    import yaml
+    raw = yaml.safe_load(CURVES)
+    raw[0]["peak"] = "15 GB/s"
+    with pytest.raises(ValueError, match="peak: expected a bandwidth above the last point"):
+        parse_curves(raw)
