@@ -63,9 +63,10 @@ def _memory_text(n) -> str:
     latency = format_time(n.memory_latency_ns)
     if n.memory_model == "dram":
         d = n.dram
+        bursts = f", writes in bursts of {d.write_burst}" if d.write_burst else ""
         return (f"memory dram {d.channels} x {d.width_bits}-bit at {2 * d.clock_GHz * 1000:g} MT/s ="
-                f" {n.memory_bandwidth_GBps:.3g} GB/s peak, {d.ranks} ranks x {d.banks} banks, {d.scheduler},"
-                f" controller latency {latency}")
+                f" {n.memory_bandwidth_GBps:.3g} GB/s peak, {d.ranks} ranks x {d.banks} banks, {d.scheduler}{bursts},"
+                f" queue {n.memory_queue}, controller latency {latency}")
     if n.memory_model == "curve":
         return (f"memory from {len(n.curves)} loaded-latency curves, up to {n.memory_sustained_GBps:.3g} GB/s,"
                 f" idle latency {latency}")
