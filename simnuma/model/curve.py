@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import math
 
-from .events import call_at
 from .packet import LINE_BYTES
 
 __all__ = ["CurveMemory", "curve_latency_ns", "WINDOW_NS"]
@@ -140,10 +139,9 @@ class CurveMemory:
         self.added_ns += added
         if is_write:
             self.writes += 1
-            self.mct.queue.release(done)
         else:
             self.reads += 1
-            call_at(self.env, done, self.mct.read_data, pkt.txn)
+        self.mct.line_done(pkt.txn, is_write, done)
 
     def counters(self) -> list:
         return [self.lines, self.busy_ns, self.reads, self.writes, self.added_ns]

@@ -445,14 +445,11 @@ class DRAM:
         ch.last_rank = req.rank
         self.lines += 1
         self.bus_ns += self.burst_ns
-        if req.is_write:
-            self.mct.queue.release(end)
-            if self.write_burst:
-                self.writes_queued -= 1
-                if self.draining and not self.writes_queued:
-                    self._burst(False)
-        else:
-            call_at(self.env, end + self.latency_ns, self.mct.read_data, req.pkt.txn)
+        self.mct.line_done(req.pkt.txn, req.is_write, end if req.is_write else end + self.latency_ns)
+        if req.is_write and self.write_burst:
+            self.writes_queued -= 1
+            if self.draining and not self.writes_queued:
+                self._burst(False)
 
     def _refresh(self, ch: _Channel, rank: _Rank, r: int, until_ns: float) -> None:
         """Every refresh of rank ``r`` due before ``until_ns``: precharge its banks, refresh for tRFC."""

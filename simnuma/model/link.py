@@ -64,6 +64,7 @@ class LinkBuffers(CreditPool):
         back.cmd_bytes += NOP_BYTES
         back.nops += 1
         t = when_ns + nop_ns + back.latency_ns
+        # give_back(t), inlined: every packet on every hop comes through here (a call costs 1-3% of exact mode)
         if self.waiters:
             fn, arg = self.waiters.popleft()
             env = self.env

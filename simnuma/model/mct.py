@@ -72,6 +72,13 @@ class MCT:
         self.memory.submit(pkt, False, txn.address)
         self.coherence.home_admitted(txn, self)
 
+    def line_done(self, txn, is_write: bool, done_ns: float) -> None:
+        """The memory is done with a line at ``done_ns``: a write's queue entry is free then, a read's data leave."""
+        if is_write:
+            self.queue.release(done_ns)
+        else:
+            call_at(self.env, done_ns, self.read_data, txn)
+
     def read_data(self, txn) -> None:
         """The memory has a read's data: it leaves through an MCT response buffer."""
         resp = Packet("read_resp", txn, self.index, txn.requester, self.routes[txn.requester])
@@ -153,13 +160,11 @@ class FifoMemory:
         self.free_at = start + service
         self.busy_ns += service
         self.lines += 1
-        done = self.free_at + self.access_ns
         if is_write:
             self.writes += 1
-            self.mct.queue.release(done)
         else:
             self.reads += 1
-            call_at(self.env, done, self.mct.read_data, pkt.txn)
+        self.mct.line_done(pkt.txn, is_write, self.free_at + self.access_ns)
 
     @property
     def sustained_GBps(self) -> float:

@@ -48,3 +48,25 @@ nodes: [{ids}]
 links: [{links}]
 coherence: {coherence}
 """, f"{name}.yaml")
+
+
+def one_node_board(name: str, memory: str, cores: int = 1, window: int = 8) -> object:
+    """One node whose queues and buffers have room for every line in flight, so that only its memory can
+    limit a thread; ``memory`` is the body of the ``memory:`` block, its lines indented four spaces."""
+    return parse_topology(f"""
+name: {name}
+defaults:
+  cores: {cores}
+  ports: 1
+  core: {{window: {{r: {window}, w: {window}, t: {window}}}}}
+  memory:
+{memory.rstrip()}
+  sri: {{latency: 1 ns, buffers: {{request: 64, posted: 64, response: 64}}, probe_queue: 15}}
+  mct: {{buffers: {{response: 64, probe: 15}}}}
+  xbar: {{latency: 1 ns}}
+  probe: {{lookup: 5 ns}}
+link_defaults: {{bandwidth: 4 GB/s, latency: 10 ns, buffers: {{request: 1, posted: 1, response: 1, probe: 1}}}}
+nodes: [{{id: 0}}]
+links: []
+coherence: probe_filter
+""", f"{name}.yaml")

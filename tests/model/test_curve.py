@@ -6,7 +6,8 @@ import pytest
 from simnuma.memparams import parse_curves
 from simnuma.model import simulate
 from simnuma.model.curve import curve_latency_ns
-from simnuma.topology import parse_topology
+
+from .helpers import one_node_board
 
 CURVES = """
     - read_fraction: 1.0
@@ -17,26 +18,11 @@ CURVES = """
 
 
 def curve_board(cores: int = 8, window: int = 8) -> object:
-    return parse_topology(f"""
-name: curve1
-defaults:
-  cores: {cores}
-  ports: 1
-  core: {{window: {{r: {window}, w: {window}, t: {window}}}}}
-  memory:
+    return one_node_board("curve1", f"""
     model: curve
     latency: 60 ns
     queue: 512
-    curves:{CURVES}
-  sri: {{latency: 1 ns, buffers: {{request: 64, posted: 64, response: 64}}, probe_queue: 15}}
-  mct: {{buffers: {{response: 64, probe: 15}}}}
-  xbar: {{latency: 1 ns}}
-  probe: {{lookup: 5 ns}}
-link_defaults: {{bandwidth: 4 GB/s, latency: 10 ns, buffers: {{request: 1, posted: 1, response: 1, probe: 1}}}}
-nodes: [{{id: 0}}]
-links: []
-coherence: probe_filter
-""", "curve1.yaml")
+    curves:{CURVES}""", cores, window)
 
 
 def curves():

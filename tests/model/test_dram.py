@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simnuma.model import simulate
-from simnuma.topology import parse_topology
+
+from .helpers import one_node_board
 
 TCK = 5.0
 BURST = 10.0
@@ -29,28 +30,13 @@ def dram_board(cores: int = 1, window: int = 32, ranks: int = 2, banks: int = 4,
         timings["tREFI"] = trefi_clk
     text = ", ".join(f"{k}: {v} clk" for k, v in timings.items())
     burst = f"write_burst: {write_burst}, " if write_burst else ""
-    return parse_topology(f"""
-name: dram1
-defaults:
-  cores: {cores}
-  ports: 1
-  core: {{window: {{r: {window}, w: {window}, t: {window}}}}}
-  memory:
+    return one_node_board("dram1", f"""
     model: dram
     latency: 20 ns
     queue: {queue}
     dram: {{channels: 1, width_bits: 128, clock: 200 MHz, ranks: {ranks}, banks: {banks}, row: 32 KiB,
            address_map: row.rank.bank.column.channel, scheduler: {scheduler}, bypass_limit: {bypass},
-           {burst}page_policy: {policy}, os_page: {page}, timings: {{{text}}}}}
-  sri: {{latency: 1 ns, buffers: {{request: 64, posted: 64, response: 64}}, probe_queue: 15}}
-  mct: {{buffers: {{response: 64, probe: 15}}}}
-  xbar: {{latency: 1 ns}}
-  probe: {{lookup: 5 ns}}
-link_defaults: {{bandwidth: 4 GB/s, latency: 10 ns, buffers: {{request: 1, posted: 1, response: 1, probe: 1}}}}
-nodes: [{{id: 0}}]
-links: []
-coherence: probe_filter
-""", "dram1.yaml")
+           {burst}page_policy: {policy}, os_page: {page}, timings: {{{text}}}}}""", cores, window)
 
 
 def memory(result) -> dict:
