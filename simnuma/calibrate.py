@@ -1564,14 +1564,10 @@ def _start(search: _Search, data: MeasurementSet, priors: dict, ints: dict) -> d
     lat = params["memory.latency"]
     latency = min(max(values["memory.latency"] + m.value - predicted, lat.low), lat.high)
     guess = {**values, "memory.latency": latency}
-    for stream in data:
-        if stream.metric != "thread_GBps" or not stream.case.single_thread:
-            continue
-        spec = parse_spec(stream.thread)
-        name = f"core.window.{spec.op}"
-        if name in params and spec.node == spec.mem_node:
+    for name, lines in _littles_law_windows(data).items():
+        if name in params:
             p = params[name]
-            guess[name] = int(min(max(round(stream.value * m.value / 64.0), p.low), p.high))
+            guess[name] = int(min(max(round(lines), p.low), p.high))
     guess_ints = {n: guess[n] for n in ints}
     costs = [float(np.sum(r ** 2)) for r in search.ev.residuals_many([search.values(search.u_of(values), ints),
                                                                       search.values(search.u_of(guess), guess_ints)])]
