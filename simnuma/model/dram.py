@@ -194,8 +194,11 @@ class DRAM:
                 bound = bus
             if bound >= epoch:
                 return
-        col = self._timing(ch, req, now)[0]
-        if epoch is None or col < epoch:
+        col, data, act = self._timing(ch, req, now)
+        if epoch is None:
+            # the queue was empty: the decision due at ``col`` is this request unless another arrives
+            self._schedule(ch, col, None if self.write_burst else (0, col, data, act, 1))
+        elif col < epoch:
             self._schedule(ch, col)
 
     def _eligible(self, ch: _Channel, req: _Request) -> bool:
@@ -217,10 +220,11 @@ class DRAM:
             ch.epoch_ns = now
             call_at(self.env, now, self._epoch, (ch, ch.token))
 
-    def _schedule(self, ch: _Channel, col_ns: float) -> None:
+    def _schedule(self, ch: _Channel, col_ns: float, pending=None) -> None:
+        """A decision is due at ``col_ns``; ``pending`` is the one made already, if any (see :meth:`_confirm`)."""
         now = self.env._now
         ch.token += 1
-        ch.pending = None
+        ch.pending = pending
         if col_ns <= now:
             ch.epoch_ns = now
             self._epoch((ch, ch.token))
@@ -247,7 +251,7 @@ class DRAM:
             if col > now:
                 ch.token += 1
                 ch.epoch_ns = col
-                ch.pending = (k, data, len(queue))
+                ch.pending = (k, col, data, act, len(queue))
                 call_at(self.env, col, self._epoch, (ch, ch.token))
                 return
             self._commit(ch, k, col, data, act)
@@ -310,8 +314,11 @@ class DRAM:
         """
         if self.write_burst:
             return self._choose_eligible(ch, now)
-        k, data, n = pending
+        k, col, data, act, n = pending
         queue = ch.queue
+        if len(queue) == n:
+            # nothing arrived: the decision stands as made (its column command was due now)
+            return k, col, data, act
         t = self._timing(ch, queue[k], now)
         if t[1] != data:
             return self._choose(ch, now)

@@ -1,9 +1,11 @@
-"""The one scheduling primitive the hot path uses.
+"""The scheduling primitives the hot path uses.
 
 Components never start a SimPy process per packet: they schedule a bare,
 already-triggered :class:`simpy.events.Event` whose only callback calls a bound
 method with one argument.  That keeps a packet hop to a single heap push and
-pop in SimPy's own event loop.
+pop in SimPy's own event loop.  A packet on its way between two components is
+itself that event (:func:`deliver_at`): it carries the ``callbacks`` SimPy
+reads, so its hops allocate nothing.
 """
 from __future__ import annotations
 
@@ -11,11 +13,14 @@ from heapq import heappush
 
 from simpy.events import NORMAL
 
-__all__ = ["Call", "call_at"]
+__all__ = ["Call", "call_at", "deliver_at"]
 
 
 def _fire(event) -> None:
     event.fn(event.arg)
+
+
+_FIRE = (_fire,)   # SimPy only iterates an event's callbacks (and then drops them): one tuple serves all
 
 
 class Call:
@@ -28,7 +33,7 @@ class Call:
     __slots__ = ("callbacks", "_ok", "fn", "arg")
 
     def __init__(self, fn, arg):  # noqa: D107 - deliberately minimal
-        self.callbacks = [_fire]
+        self.callbacks = _FIRE
         self._ok = True
         self.fn = fn
         self.arg = arg
@@ -43,3 +48,14 @@ def call_at(env, when_ns: float, fn, arg=None) -> None:
     """
     now = env._now
     heappush(env._queue, (when_ns if when_ns > now else now, NORMAL, next(env._eid), Call(fn, arg)))
+
+
+def deliver_at(env, when_ns: float, pkt, callbacks: tuple) -> None:
+    """Hand ``pkt`` to ``callbacks`` (a 1-tuple of a method taking the packet) at ``when_ns`` (not before now).
+
+    The packet is the event: SimPy calls ``callbacks[0](pkt)``.  A packet is
+    in one place at a time, so it is on the event heap at most once.
+    """
+    pkt.callbacks = callbacks
+    now = env._now
+    heappush(env._queue, (when_ns if when_ns > now else now, NORMAL, next(env._eid), pkt))

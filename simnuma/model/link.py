@@ -81,7 +81,7 @@ class LinkDirection:
     """Packets from node ``src`` to node ``dst`` over one link."""
 
     __slots__ = ("env", "src", "dst", "src_id", "dst_id", "ns_per_byte", "latency_ns", "busy_until",
-                 "cmd_busy_until", "cmd_pools", "data_pools", "reverse", "receiver", "arrival_delay_ns",
+                 "cmd_busy_until", "cmd_pools", "data_pools", "reverse", "receiver", "deliver", "arrival_delay_ns",
                  "cmd_bytes", "data_bytes", "busy_ns", "data_busy_ns", "nops", "nop_ns")
 
     def __init__(self, env, src: int, dst: int, src_id: int, dst_id: int, bandwidth_GBps: float,
@@ -101,13 +101,20 @@ class LinkDirection:
             name = VC_NAMES[vc]
             self.data_pools[vc] = LinkBuffers(env, data_buffers[name], f"{tag} {name} data", self)
         self.reverse = None       # the opposite direction, wired by the system
-        self.receiver = None      # the XBar at dst, wired by the system
+        self.receiver = None      # the XBar at dst (connect)
+        self.deliver = None       # (receiver.arrive,): the callbacks of a packet arriving
         self.arrival_delay_ns = latency_ns
         self.cmd_bytes = 0
         self.data_bytes = 0
         self.busy_ns = 0.0
         self.data_busy_ns = 0.0
         self.nops = 0
+
+    def connect(self, receiver) -> None:
+        """Wire the crossbar at ``dst`` that receives this direction's packets."""
+        self.receiver = receiver
+        self.deliver = (receiver.arrive,)
+        self.arrival_delay_ns = self.latency_ns + receiver.latency_ns
 
     @property
     def name(self) -> str:
@@ -168,6 +175,7 @@ class LinkDirection:
             # forwarded onward: the receiver routes the packet on its header
             pkt.tail_ns = arrive_ns
             arrive_ns -= data_ns
-        now = env._now
-        heappush(env._queue, (arrive_ns if arrive_ns > now else now, NORMAL, next(env._eid), Call(self.receiver.arrive, pkt)))
         pkt.lag_ns = 0.0
+        pkt.callbacks = self.deliver   # deliver_at, inlined
+        now = env._now
+        heappush(env._queue, (arrive_ns if arrive_ns > now else now, NORMAL, next(env._eid), pkt))

@@ -32,7 +32,9 @@ class Packet:
     """One packet in flight: what it is, where it goes, which buffer it holds."""
 
     __slots__ = ("kind", "vc", "cmd_bytes", "data_bytes", "txn", "src", "dst", "path", "hop",
-                 "held", "held_data", "lag_ns", "tail_ns")
+                 "held", "held_data", "lag_ns", "tail_ns", "callbacks")
+
+    _ok = True    # a packet in flight is its own (already triggered) SimPy event: see events.deliver_at
 
     def __init__(self, kind: str, txn, src: int, dst: int, path: tuple):
         vc, cmd, data = KINDS[kind]

@@ -14,7 +14,7 @@ the two cores (first come, first served).
 from __future__ import annotations
 
 from .credit import CreditPool
-from .events import call_at
+from .events import deliver_at
 from .xbar import enter_fabric
 from .packet import VC_NAMES, Packet
 
@@ -25,7 +25,7 @@ class SRI:
     """Request queue and probe handling of node ``index``."""
 
     __slots__ = ("env", "index", "node_id", "inject_delay_ns", "pools", "probe_queue",
-                 "lookup_ns", "xbar", "coherence", "routes")
+                 "lookup_ns", "xbar", "coherence", "routes", "answer")
 
     def __init__(self, env, index: int, node_id: int, params):
         self.env = env
@@ -37,6 +37,7 @@ class SRI:
                       for vc in VC_NAMES]
         self.probe_queue = CreditPool(env, params.sri_probe_queue, f"N{node_id} xbar->sri probe")
         self.lookup_ns = params.probe_lookup_ns
+        self.answer = (self._answer,)   # the callbacks of a probe whose lookup is done
         self.xbar = None
         self.coherence = None
         self.routes = None        # routes[dst] -> tuple of LinkDirection
@@ -64,7 +65,7 @@ class SRI:
     def _lookup(self, pkt) -> None:
         now = self.env._now
         pkt.held.release(now)
-        call_at(self.env, now + self.lookup_ns, self._answer, pkt)
+        deliver_at(self.env, now + self.lookup_ns, pkt, self.answer)
 
     def _answer(self, probe) -> None:
         self.probe_queue.release(self.env._now)

@@ -69,8 +69,7 @@ class System:
                                lp.buffers, lp.data_buffers)
             ab.reverse, ba.reverse = ba, ab
             for d in (ab, ba):
-                d.receiver = self.xbars[d.dst]
-                d.arrival_delay_ns = d.latency_ns + self.xbars[d.dst].latency_ns
+                d.connect(self.xbars[d.dst])
                 self.links[(d.src, d.dst)] = d
         self.link_list = [self.links[k] for k in sorted(self.links)]
         n = len(self.ids)
@@ -191,15 +190,17 @@ def run_exact(system: System, progress=None, chunk_ns: float = 200_000.0) -> Non
 
 # Steady-mode knobs: they decide statistical accuracy, not results.
 STEADY_HALF_WIDTH = 0.01       # 95% CI half-width relative to the mean throughput
-STEADY_MIN_BATCHES = 5        # at the full precision target: batches span the page placement period
-STEADY_FEWEST_BATCHES = 3     # where a phase needs less (it decides only part of a finish time)
+STEADY_MIN_BATCHES = 5         # fewest batches a confidence interval is drawn from
+STEADY_MIN_PERIODS = 3         # fewest whole placement periods a window holds (each holds several batches):
+                               # the first pages of an array are placed with less history than the rest
 STEADY_MAX_BATCHES = 400
-STEADY_BATCH_TXNS = 150        # transactions of the slowest running thread per batch
+STEADY_BATCH_TXNS = 150        # transactions of the slowest running thread per batch (at least)
 STEADY_WARMUP_TXNS = 200       # transactions of every running thread before measuring
 
 # two-sided 97.5% quantiles of Student's t for n-1 degrees of freedom
-_T975 = {3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228, 11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110,
-         18: 2.101, 19: 2.093, 20: 2.086, 25: 2.060, 30: 2.042, 40: 2.021, 60: 2.000, 120: 1.980}
+_T975 = {2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228, 11: 2.201, 12: 2.179,
+         13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093, 20: 2.086, 25: 2.060, 30: 2.042,
+         40: 2.021, 60: 2.000, 120: 1.980}
 
 
 def _t975(dof: int) -> float:
@@ -247,22 +248,25 @@ def _advance(system: System, until_ns: float) -> None:
 
 
 def _pacer(system: System, active: tuple, rates: dict) -> tuple:
-    """``(thread, transactions)``: batches end each time this thread has done this many more.
+    """``(thread, transactions per period, batches per period)``: how the measurement is cut.
 
     A batch lasts at least ``STEADY_BATCH_TXNS`` transactions of the slowest
-    running thread, and at least one period of every thread's page placement
-    (:meth:`System.placement_period_txns`); counting it in the completions of
-    the thread whose requirement is longest makes every batch hold whole
-    placement periods of that thread, so the periodic pattern of its pages
-    does not show as noise between batches.
+    running thread.  Where a thread's page placement has a period longer than
+    that (:meth:`System.placement_period_txns`), the longest such period is cut
+    into whole batches counted in that thread's completions, so that every few
+    batches make one whole period, a window of whole periods of that thread
+    holding many periods of the others.  Without one, the slowest thread
+    counts ``STEADY_BATCH_TXNS`` per batch and "period" is one batch.
     """
     slowest = min(active, key=lambda t: rates[t])
-    pacer, need_ns = slowest, STEADY_BATCH_TXNS / rates[slowest]
+    batch_ns = STEADY_BATCH_TXNS / rates[slowest]
+    pacer, period_txns, period_ns = slowest, STEADY_BATCH_TXNS, batch_ns
     for t in active:
-        period_ns = system.placement_period_txns(t) / rates[t]
-        if period_ns > need_ns:
-            pacer, need_ns = t, period_ns
-    return pacer, max(1, int(round(need_ns * rates[pacer])))
+        txns = system.placement_period_txns(t)
+        if txns / rates[t] > period_ns:
+            pacer, period_txns, period_ns = t, txns, txns / rates[t]
+    per_period = max(1, min(int(period_ns / batch_ns), period_txns))
+    return pacer, period_txns, per_period
 
 
 def _advance_pacer(system: System, pacer: Thread, completed: int, deadline_ns: float) -> None:
@@ -291,16 +295,42 @@ def _tolerance(system: System, group: tuple, batch_rates: list) -> float:
     return STEADY_HALF_WIDTH * (done_ns + left_ns) / left_ns if left_ns > 0 else STEADY_HALF_WIDTH
 
 
-def _converged(system: System, batch_rates: dict, n: int) -> bool:
+def _converged(system: System, batches: list, per_period: int) -> bool:
     """Whether every group's throughput is known as precisely as its finish time needs.
 
-    A looser tolerance needs fewer batches: ``STEADY_MIN_BATCHES`` at the full
-    1%, proportionally fewer (never under ``STEADY_FEWEST_BATCHES``) where a
-    phase decides only part of a finish time.
+    ``batches`` holds, per batch, its length and each group's completions per
+    thread.  The interval is drawn from the batches (at least
+    ``STEADY_MIN_BATCHES``) or, where batches cut a page placement period, from
+    whole periods (at least ``STEADY_MIN_PERIODS``): a period's bank pattern
+    shows between batches as variation that whole periods do not have.
     """
-    for group, rates in batch_rates.items():
+    if _precise(system, batches, STEADY_MIN_BATCHES):
+        return True
+    periods = len(batches) // per_period
+    if per_period == 1 or periods < 3:
+        return False
+    whole = [_merged(batches[k * per_period:(k + 1) * per_period]) for k in range(periods)]
+    return _precise(system, whole, STEADY_MIN_PERIODS)
+
+
+def _merged(batches: list) -> tuple:
+    span = sum(b[0] for b in batches)
+    return span, {g: sum(b[1][g] for b in batches) for g in batches[0][1]}
+
+
+def _precise(system: System, batches: list, fewest: int) -> bool:
+    """Whether every group's rate over ``batches`` is known to its tolerance.
+
+    ``fewest`` batches are needed at the full 1%, proportionally fewer (never
+    under three) where a phase decides only part of a finish time.
+    """
+    n = len(batches)
+    if n < 3:
+        return False
+    for group in batches[0][1]:
+        rates = [done[group] / span for span, done in batches]
         tolerance = _tolerance(system, group, rates)
-        if n < STEADY_MIN_BATCHES * STEADY_HALF_WIDTH / tolerance:
+        if n < fewest * STEADY_HALF_WIDTH / tolerance:
             return False
         if _half_width(rates) > tolerance * (sum(rates) / n):
             return False
@@ -326,28 +356,31 @@ def _run_phase(system: System, active: tuple, extra: _Extrapolated) -> bool:
     t0 = env.now
     span_ns = max(t0 - warm_from_ns, 1.0)
     rates = {t: max((t.completed - base[t]) / span_ns, 1e-9) for t in active}
-    pacer, batch_txns = _pacer(system, active, rates)
-    batch_ns = batch_txns / rates[pacer]
+    pacer, period_txns, per_period = _pacer(system, active, rates)
+    batch_ns = period_txns / per_period / rates[pacer]
+    fewest_periods = STEADY_MIN_PERIODS if per_period > 1 else 1
 
     groups = system.exchangeable(active)   # interchangeable threads share one (pooled) throughput
     start_snap = system.snapshot()
     start_done = {t: t.completed for t in active}
-    batch_rates = {g: [] for g in groups}
+    start = pacer.completed
+    batches = []       # (span ns, {group: completions per thread})
     last = dict(start_done)
     last_ns = env.now
-    for _ in range(STEADY_MAX_BATCHES):
-        _advance_pacer(system, pacer, pacer.completed + batch_txns, env.now + 100 * batch_ns)
+    converged = False
+    while len(batches) < STEADY_MAX_BATCHES:
+        n = len(batches) + 1
+        goal = start + (n // per_period) * period_txns + (n % per_period) * period_txns // per_period
+        _advance_pacer(system, pacer, goal, env.now + 100 * batch_ns)
         if system.all_done.triggered or system.active() != active:
             return False
-        span = max(env.now - last_ns, 1e-9)
-        for g in groups:
-            batch_rates[g].append(sum(t.completed - last[t] for t in g) / len(g) / span)
+        batches.append((max(env.now - last_ns, 1e-9), {g: sum(t.completed - last[t] for t in g) / len(g) for g in groups}))
         for t in active:
             last[t] = t.completed
         last_ns = env.now
-        n = len(batch_rates[groups[0]])
-        if n >= STEADY_FEWEST_BATCHES and _converged(system, batch_rates, n):
-            break
+        converged = converged or _converged(system, batches, per_period)
+        if converged and len(batches) % per_period == 0 and len(batches) >= per_period * fewest_periods:
+            break   # the window holds whole placement periods, enough of them to have the array's statistics
     window_ns = env.now - t0
     rates = {t: sum(u.completed - start_done[u] for u in g) / len(g) / window_ns for g in groups for t in g}
     left = {t: t.to_issue - t.completed for t in active}

@@ -14,7 +14,7 @@ the separate command/data staging inside the crossbar.
 from __future__ import annotations
 
 from .credit import release_buffers
-from .events import call_at
+from .events import deliver_at
 
 __all__ = ["XBar", "enter_fabric"]
 
@@ -32,15 +32,16 @@ def enter_fabric(env, pkt, delay_ns: float, xbar) -> None:
         pkt.hop = 1
         pkt.path[0].send(pkt)
     else:
-        call_at(env, env._now + delay_ns, xbar.arrive, pkt)
+        deliver_at(env, env._now + delay_ns, pkt, xbar.deliver)
 
 
 class XBar:
     """Routes packets at node ``index``."""
 
-    __slots__ = ("index", "latency_ns", "sri", "mct", "coherence")
+    __slots__ = ("index", "latency_ns", "sri", "mct", "coherence", "deliver")
 
     def __init__(self, index: int, latency_ns: float):
+        self.deliver = (self.arrive,)   # the callbacks of a packet crossing into this crossbar
         self.index = index
         self.latency_ns = latency_ns
         self.sri = None

@@ -39,6 +39,7 @@ class _CountingReceiver:
 
     def __init__(self, xbar):
         self.xbar = xbar
+        self.latency_ns = xbar.latency_ns
         self.bytes = 0
 
     def arrive(self, pkt):
@@ -53,7 +54,7 @@ def test_every_request_completes_and_bytes_are_conserved(workload):
     system = System(QUARTET, Workload.build(fg, bg), 16 * 1024, 3)
     system.extrapolated = None
     for d in system.link_list:
-        d.receiver = _CountingReceiver(d.receiver)
+        d.connect(_CountingReceiver(d.receiver))
     run_exact(system)
     system.env.run(until=system.env.now + 100_000.0)
     c = system.coherence
