@@ -313,6 +313,19 @@ def _converged(system: System, batches: list, per_period: int) -> bool:
     return _precise(system, whole, STEADY_MIN_PERIODS)
 
 
+def _fewest_periods(system: System, batches: list, per_period: int) -> int:
+    """Whole placement periods the window must hold: ``STEADY_MIN_PERIODS`` at the full 1%.
+
+    Periods differ by about a percent (a writer's, on the Quartet), so a phase
+    that needs only part of the precision (see :func:`_tolerance`) needs
+    proportionally fewer of them, and never less than one.
+    """
+    if per_period == 1:
+        return 1
+    tolerance = min(_tolerance(system, g, [done[g] / span for span, done in batches]) for g in batches[0][1])
+    return max(1, min(STEADY_MIN_PERIODS, math.ceil(STEADY_MIN_PERIODS * STEADY_HALF_WIDTH / tolerance - 1e-9)))
+
+
 def _merged(batches: list) -> tuple:
     span = sum(b[0] for b in batches)
     return span, {g: sum(b[1][g] for b in batches) for g in batches[0][1]}
@@ -358,7 +371,6 @@ def _run_phase(system: System, active: tuple, extra: _Extrapolated) -> bool:
     rates = {t: max((t.completed - base[t]) / span_ns, 1e-9) for t in active}
     pacer, period_txns, per_period = _pacer(system, active, rates)
     batch_ns = period_txns / per_period / rates[pacer]
-    fewest_periods = STEADY_MIN_PERIODS if per_period > 1 else 1
 
     groups = system.exchangeable(active)   # interchangeable threads share one (pooled) throughput
     start_snap = system.snapshot()
@@ -379,7 +391,7 @@ def _run_phase(system: System, active: tuple, extra: _Extrapolated) -> bool:
             last[t] = t.completed
         last_ns = env.now
         converged = converged or _converged(system, batches, per_period)
-        if converged and len(batches) % per_period == 0 and len(batches) >= per_period * fewest_periods:
+        if converged and len(batches) % per_period == 0 and len(batches) >= per_period * _fewest_periods(system, batches, per_period):
             break   # the window holds whole placement periods, enough of them to have the array's statistics
     window_ns = env.now - t0
     rates = {t: sum(u.completed - start_done[u] for u in g) / len(g) / window_ns for g in groups for t in g}
