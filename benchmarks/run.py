@@ -83,10 +83,10 @@ def bracketed(measure, repeat: int) -> list:
     return out
 
 
-def spread(values) -> str:
-    """``min / median / max`` of ``values``."""
+def spread(values, spec: str = ".4f") -> str:
+    """``min / median / max`` of ``values``, each formatted with ``spec``."""
     values = sorted(values)
-    return f"{values[0]:.4g} / {statistics.median(values):.4g} / {values[-1]:.4g}"
+    return " / ".join(format(v, spec) for v in (values[0], statistics.median(values), values[-1]))
 
 
 def exact_rate(size_bytes: int) -> tuple:
@@ -152,7 +152,7 @@ def main() -> int:
     ok &= passed
     (_, txns, _), _ = runs[0]
     print(f"exact  quartet 0.0.w.1 1.0.w.0 ({txns} transactions, {repeat} runs): txn/s "
-          f"{spread(r for (r, _, _), _ in runs)}; bare events/s {spread(b for _, b in runs)}")
+          f"{spread((r for (r, _, _), _ in runs), ',.0f')}; bare events/s {spread((b for _, b in runs), ',.0f')}")
     print(f"       ratio to bare min / median / max {spread(ratios)} (need median >= {need:.4f}, i.e. "
           f"{REQUIRED_EXACT_TXN_PER_S:,.0f} txn/s at reference)  {'PASS' if passed else 'FAIL'}")
     scale = statistics.median(b for _, b in runs) / REFERENCE_BARE_EVENTS_PER_S
@@ -163,8 +163,8 @@ def main() -> int:
         passed = statistics.median(normalised) <= REQUIRED_STEADY_S
         ok &= passed
         label = " ".join(specs) + (f" --bg {len(bg)} threads" if bg else "")
-        print(f"steady 64 MiB {label}: {spread(s for s, _ in runs)} s; at reference speed "
-              f"{spread(normalised)} s (need median <= {REQUIRED_STEADY_S:.0f} s)  {'PASS' if passed else 'FAIL'}")
+        print(f"steady 64 MiB {label}: {spread((s for s, _ in runs), '.2f')} s; at reference speed "
+              f"{spread(normalised, '.2f')} s (need median <= {REQUIRED_STEADY_S:.0f} s)  {'PASS' if passed else 'FAIL'}")
     if args.calibration:
         seconds, cpu, cal = calibration_time()
         normalised = seconds * scale
