@@ -43,3 +43,70 @@ def test_more_background_load_never_speeds_a_thread_up(fg):
     for lighter, heavier in zip(times, times[1:]):
         for a, b in zip(lighter, heavier):
             assert b >= a * (1 - 0.02)   # two steady-mode estimates, each within its 1% target
+
+
+# ------------------------------------------------------------------ how a phase is measured
+
+def _writer_system():
+    from simnuma.model.system import System
+    from simnuma.workload import Workload
+
+    system = System(QUARTET, Workload.build(["0.0.w.1"], []), 4 * 2**20, 1)
+    system.extrapolated = None
+    return system
+
+
+def test_t_quantile_has_its_two_degree_value():
+    from simnuma.model.system import _t975
+
+    assert _t975(2) == 4.303 and _t975(3) == 3.182 and _t975(1000) == 1.96
+
+
+def test_batches_cut_a_writers_placement_period_into_whole_parts():
+    from simnuma.model.system import STEADY_BATCH_TXNS, _pacer
+
+    system = _writer_system()
+    (writer,) = system.foreground
+    period = system.placement_period_txns(writer)
+    assert period == 8 * 64                                   # S = 8 slots of 4 KiB pages on the Quartet
+    pacer, txns, per_period = _pacer(system, (writer,), {writer: 0.02})
+    assert (pacer, txns, per_period) == (writer, period, period // STEADY_BATCH_TXNS)
+
+
+def test_a_phase_window_holds_at_least_three_whole_periods(monkeypatch):
+    import simnuma.model.system as steady
+
+    goals = []
+    advance = steady._advance_pacer
+
+    def record(system, pacer, completed, deadline_ns):
+        goals.append((pacer, completed))
+        advance(system, pacer, completed, deadline_ns)
+
+    monkeypatch.setattr(steady, "_advance_pacer", record)
+    system = _writer_system()
+    (writer,) = system.foreground
+    system.start()
+    extra = steady._Extrapolated(len(system.snapshot()))
+    assert steady._run_phase(system, (writer,), extra)
+    period = system.placement_period_txns(writer)
+    _, _, per_period = steady._pacer(system, (writer,), {writer: 0.02})
+    assert all(pacer is writer for pacer, _ in goals)
+    start = goals[0][1] - period // per_period               # the first batch is a third of a period
+    window = goals[-1][1] - start
+    assert window % period == 0 and window >= steady.STEADY_MIN_PERIODS * period
+    assert len(goals) >= steady.STEADY_MIN_BATCHES
+
+
+def test_a_phase_that_decides_little_needs_one_period(monkeypatch):
+    import simnuma.model.system as steady
+
+    system = _writer_system()
+    batches = [(1_000.0, {g: 20.0 for g in system.exchangeable(tuple(system.foreground))})] * 3
+    monkeypatch.setattr(steady, "_tolerance", lambda *a: 0.03)
+    assert steady._fewest_periods(system, batches, 3) == 1
+    monkeypatch.setattr(steady, "_tolerance", lambda *a: 0.015)
+    assert steady._fewest_periods(system, batches, 3) == 2
+    monkeypatch.setattr(steady, "_tolerance", lambda *a: 0.01)
+    assert steady._fewest_periods(system, batches, 3) == 3
+    assert steady._fewest_periods(system, batches, 1) == 1   # no period longer than a batch
