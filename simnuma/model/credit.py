@@ -20,7 +20,7 @@ from collections import deque
 from heapq import heappop, heappush
 
 from simpy.events import NORMAL
-from .events import Call
+from .events import later
 
 __all__ = ["CreditPool", "release_buffers"]
 
@@ -52,7 +52,7 @@ class CreditPool:
             if t <= env._now:
                 fn(arg)
             else:  # call_at, inlined
-                heappush(env._queue, (t, NORMAL, next(env._eid), Call(fn, arg)))
+                heappush(env._queue, (t, NORMAL, next(env._eid), later(fn, arg)))
         else:
             self.waiters.append((fn, arg))
 
@@ -73,7 +73,7 @@ class CreditPool:
             if ready_ns <= env._now:
                 fn(arg)
             else:
-                heappush(env._queue, (ready_ns, NORMAL, next(env._eid), Call(fn, arg)))
+                heappush(env._queue, (ready_ns, NORMAL, next(env._eid), later(fn, arg)))
         else:
             heappush(self.ready, ready_ns)
 

@@ -402,11 +402,13 @@ class DRAM:
         if data + self.burst_ns > rank.refresh_due_ns:
             self._refresh(ch, rank, req.rank, data + self.burst_ns)
             col, data, act = self._timing(ch, req, self.env._now)
+        queue = ch.queue
         if k:
-            for older in ch.queue[:k]:
+            for j in range(k):
+                older = queue[j]
                 if not self.write_burst or self._eligible(ch, older):
                     older.bypassed += 1
-        del ch.queue[k]
+        del queue[k]
         bank = ch.banks[req.bank]
         if act is None:
             self.hits += 1
@@ -422,20 +424,24 @@ class DRAM:
             faw = rank.faw
             del faw[0]
             faw.append(act)
-        end = data + self.burst_ns
+        burst = self.burst_ns
+        end = data + burst
         if req.is_write:
             if not ch.last_write and ch.last_rank >= 0:
                 self.turnarounds += 1
-            bank.pre_ready_ns = max(bank.pre_ready_ns, end + self.twr)
+            pre = end + self.twr
             ch.write_end_ns = end
             self.writes += 1
         else:
             if ch.last_write:
                 self.turnarounds += 1
-            bank.pre_ready_ns = max(bank.pre_ready_ns, col + self.trtp)
+            pre = col + self.trtp
             self.reads += 1
             self.read_ns += end - req.arrive_ns
-        bank.col_ready_ns = max(bank.col_ready_ns, col + self.burst_ns)
+        if pre > bank.pre_ready_ns:
+            bank.pre_ready_ns = pre
+        if col + burst > bank.col_ready_ns:
+            bank.col_ready_ns = col + burst
         bank.used_ns = end
         if self.closed_page:
             bank.row = -1

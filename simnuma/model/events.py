@@ -13,7 +13,9 @@ from heapq import heappush
 
 from simpy.events import NORMAL
 
-__all__ = ["Call", "call_at", "deliver_at"]
+from .packet import Packet
+
+__all__ = ["Call", "call_at", "deliver_at", "later"]
 
 
 def _fire(event) -> None:
@@ -59,3 +61,11 @@ def deliver_at(env, when_ns: float, pkt, callbacks: tuple) -> None:
     pkt.callbacks = callbacks
     now = env._now
     heappush(env._queue, (when_ns if when_ns > now else now, NORMAL, next(env._eid), pkt))
+
+
+def later(fn, arg):
+    """The event that calls ``fn(arg)``: ``arg`` itself where it is a packet (see :func:`deliver_at`), else a Call."""
+    if type(arg) is Packet:
+        arg.callbacks = (fn,)
+        return arg
+    return Call(fn, arg)

@@ -29,7 +29,7 @@ from heapq import heappop, heappush
 from simpy.events import NORMAL
 
 from .credit import CreditPool
-from .events import Call
+from .events import later
 from .packet import NOP_BYTES, POSTED, RESPONSE, VC_NAMES
 
 __all__ = ["LinkDirection", "LinkBuffers"]
@@ -71,7 +71,7 @@ class LinkBuffers(CreditPool):
             if t <= env._now:
                 fn(arg)
             else:
-                heappush(env._queue, (t, NORMAL, next(env._eid), Call(fn, arg)))
+                heappush(env._queue, (t, NORMAL, next(env._eid), later(fn, arg)))
         else:
             heappush(self.ready, t)
         return t
@@ -134,10 +134,16 @@ class LinkDirection:
             pool.request(self._got_command_credit, pkt)
 
     def _got_command_credit(self, pkt) -> None:
-        if pkt.data_bytes:
-            self.data_pools[pkt.vc].request(self._transmit, pkt)
-        else:
+        if not pkt.data_bytes:
             self._transmit(pkt)
+            return
+        pool = self.data_pools[pkt.vc]
+        ready = pool.ready
+        if ready and ready[0] <= self.env._now:   # its data credit is here too (pool.request, inlined)
+            heappop(ready)
+            self._transmit(pkt)
+        else:
+            pool.request(self._transmit, pkt)
 
     def _transmit(self, pkt) -> None:
         env = self.env
