@@ -22,6 +22,7 @@ test-all: $(VENV)/.installed
 
 bench: $(VENV)/.installed
 	$(PY) benchmarks/run.py --calibration
+	$(PY) benchmarks/reproduce.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
