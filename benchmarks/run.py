@@ -151,7 +151,7 @@ def main() -> int:
     passed = statistics.median(ratios) >= need
     ok &= passed
     (_, txns, _), _ = runs[0]
-    print(f"exact  quartet 0.0.w.1 1.0.w.0 ({txns} transactions, {repeat} runs): txn/s "
+    print(f"exact  quartet 0.0.w.1 1.0.w.0 ({txns} transactions, {repeat} run{'s' if repeat != 1 else ''}): txn/s "
           f"{spread((r for (r, _, _), _ in runs), ',.0f')}; bare events/s {spread((b for _, b in runs), ',.0f')}")
     print(f"       ratio to bare min / median / max {spread(ratios)} (need median >= {need:.4f}, i.e. "
           f"{REQUIRED_EXACT_TXN_PER_S:,.0f} txn/s at reference)  {'PASS' if passed else 'FAIL'}")
