@@ -120,6 +120,14 @@ class _Channel:
         self.pending = None        # (index, data ns, queue length) of the choice the due decision event made
 
 
+def _exact_grid(tck_ns: float, timings_ns) -> bool:
+    """Whether clock-edge arithmetic is exact: the clock period a short binary fraction of a
+    nanosecond and every timing a whole number of periods (DDR400's 5 ns, not DDR2-667's 3.0003 ns)."""
+    if tck_ns * 1024 != int(tck_ns * 1024):
+        return False
+    return all(round(t / tck_ns) * tck_ns == t for t in timings_ns)
+
+
 class DRAM:
     """The DRAM and its scheduler behind one node's MCT."""
 
@@ -148,6 +156,9 @@ class DRAM:
         self.drain_ns = 0.0        # when the current (or last) burst began
         self.closed_page = dram.page_policy == "closed"
         self.idle_close_ns = dram.idle_close_ns
+        # a decision taken earlier can stand without being timed again only where timing it again
+        # at its own column time gives it back exactly (see _confirm)
+        self.exact_grid = _exact_grid(self.tck, list(t.values()) + [self.burst_ns, self.idle_close_ns])
         self.latency_ns = controller_latency_ns
         self.peak_GBps = dram.peak_GBps
         self.channels = [_Channel(c, dram.ranks, dram.banks, self.trefi) for c in range(dram.channels)]
@@ -197,7 +208,7 @@ class DRAM:
         col, data, act = self._timing(ch, req, now)
         if epoch is None:
             # the queue was empty: the decision due at ``col`` is this request unless another arrives
-            self._schedule(ch, col, None if self.write_burst else (0, col, data, act, 1))
+            self._schedule(ch, col, (0, col, data, act, 1) if self.exact_grid and not self.write_burst else None)
         elif col < epoch:
             self._schedule(ch, col)
 
@@ -316,7 +327,7 @@ class DRAM:
             return self._choose_eligible(ch, now)
         k, col, data, act, n = pending
         queue = ch.queue
-        if len(queue) == n:
+        if len(queue) == n and self.exact_grid:
             # nothing arrived: the decision stands as made (its column command was due now)
             return k, col, data, act
         t = self._timing(ch, queue[k], now)

@@ -51,3 +51,4 @@ class Packet:
         self.held_data = None   # the data buffer pool it occupies now (data packets)
         self.lag_ns = 0.0       # latency still to pay on the first hop (SRI/XBar crossing at the source)
         self.tail_ns = 0.0      # when its last byte is in the node it is at (cut-through forwarding)
+        self.callbacks = None   # set while it is on SimPy's event heap (events.deliver_at)

@@ -191,9 +191,10 @@ def run_exact(system: System, progress=None, chunk_ns: float = 200_000.0) -> Non
 # Steady-mode knobs: they decide statistical accuracy, not results.
 STEADY_HALF_WIDTH = 0.01       # 95% CI half-width relative to the mean throughput
 STEADY_MIN_BATCHES = 5         # fewest batches a confidence interval is drawn from
-STEADY_MIN_PERIODS = 3         # fewest whole placement periods a window holds (each holds several batches):
-                               # the first pages of an array are placed with less history than the rest
+STEADY_MIN_PERIODS = 3         # fewest whole placement periods an interval is drawn from, and a window holds
+                               # at the full 1% (fewer where a phase needs less: _fewest_periods)
 STEADY_MAX_BATCHES = 400
+_MOST_PER_PERIOD = STEADY_MAX_BATCHES // (2 * STEADY_MIN_PERIODS)   # longer periods get longer batches
 STEADY_BATCH_TXNS = 150        # transactions of the slowest running thread per batch (at least)
 STEADY_WARMUP_TXNS = 200       # transactions of every running thread before measuring
 
@@ -265,7 +266,7 @@ def _pacer(system: System, active: tuple, rates: dict) -> tuple:
         txns = system.placement_period_txns(t)
         if txns / rates[t] > period_ns:
             pacer, period_txns, period_ns = t, txns, txns / rates[t]
-    per_period = max(1, min(int(period_ns / batch_ns), period_txns))
+    per_period = max(1, min(int(period_ns / batch_ns), period_txns, _MOST_PER_PERIOD))
     return pacer, period_txns, per_period
 
 
@@ -380,7 +381,7 @@ def _run_phase(system: System, active: tuple, extra: _Extrapolated) -> bool:
     last = dict(start_done)
     last_ns = env.now
     converged = False
-    while len(batches) < STEADY_MAX_BATCHES:
+    while True:
         n = len(batches) + 1
         goal = start + (n // per_period) * period_txns + (n % per_period) * period_txns // per_period
         _advance_pacer(system, pacer, goal, env.now + 100 * batch_ns)
@@ -390,9 +391,14 @@ def _run_phase(system: System, active: tuple, extra: _Extrapolated) -> bool:
         for t in active:
             last[t] = t.completed
         last_ns = env.now
+        n = len(batches)
         converged = converged or _converged(system, batches, per_period)
-        if converged and len(batches) % per_period == 0 and len(batches) >= per_period * _fewest_periods(system, batches, per_period):
-            break   # the window holds whole placement periods, enough of them to have the array's statistics
+        if n % per_period:
+            continue   # the window ends on a whole placement period
+        if converged and n >= per_period * _fewest_periods(system, batches, per_period):
+            break      # ... and holds enough of them to have the array's statistics
+        if n >= STEADY_MAX_BATCHES:
+            break      # the budget is spent: the interval is wider than the target
     window_ns = env.now - t0
     rates = {t: sum(u.completed - start_done[u] for u in g) / len(g) / window_ns for g in groups for t in g}
     left = {t: t.to_issue - t.completed for t in active}

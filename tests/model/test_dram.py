@@ -189,3 +189,40 @@ def test_more_streams_never_beat_one_streams_row_hit_peak(ops):
     assert m["bandwidth_GBps"] <= peak * 1.005
     assert 0 <= m["utilization"] <= 1 and 0 <= m["bus_utilization"] <= m["utilization"] + 1e-9
     assert not math.isnan(m["efficiency"])
+
+
+def test_a_decision_stands_untimed_only_on_an_exact_clock_grid(monkeypatch):
+    """Where re-timing a decision at its own column time gives it back exactly, not re-timing it changes nothing."""
+    import simnuma.model.dram as dram
+
+    from simnuma.topology import load_topology
+
+    board = dram_board(cores=2)
+    threads = ["0.0.w.0", "0.1.r.0"]
+    shortcut = run(board, threads).to_dict()
+    monkeypatch.setattr(dram, "_exact_grid", lambda *a: False)
+    timed_again = run(board, threads).to_dict()
+    for result in (shortcut, timed_again):
+        result.pop("run", None)
+    assert shortcut == timed_again
+    monkeypatch.undo()
+    assert dram._exact_grid(5.0, [15.0, 10.0, 0.0]) and not dram._exact_grid(5.0, [7.5])
+    assert not dram._exact_grid(1e3 / 333.3, [15.0])          # DDR2-667's 3.0003 ns clock
+    from simnuma.model.system import System
+    from simnuma.workload import Workload
+
+    def grid(name):
+        return System(load_topology(name), Workload.build(["0.0.r.0"], []), 2**20, 1).mcts[0].memory.exact_grid
+
+    assert grid("quartet") and not grid("x6440")               # DDR400 on 5 ns; DDR2-667 re-timed every time
+
+
+def test_a_period_of_huge_pages_gets_longer_batches():
+    from simnuma.model.system import _MOST_PER_PERIOD, STEADY_MAX_BATCHES, STEADY_MIN_PERIODS, System, _pacer
+    from simnuma.workload import Workload
+
+    system = System(dram_board(page="2 MiB"), Workload.build(["0.0.w.0"], []), 64 * 2**20, 1)
+    (writer,) = system.foreground
+    _, period, per_period = _pacer(system, (writer,), {writer: 0.02})
+    assert period == system.placement_period_txns(writer) == 2**15   # one 2 MiB page: its banks lie within it
+    assert per_period == _MOST_PER_PERIOD and STEADY_MIN_PERIODS * per_period <= STEADY_MAX_BATCHES
