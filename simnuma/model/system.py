@@ -205,10 +205,10 @@ _T975 = {2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9
 
 
 def _t975(dof: int) -> float:
-    for k in sorted(_T975):
-        if dof <= k:
-            return _T975[k]
-    return 1.96
+    """Student's t at 97.5% for ``dof`` degrees of freedom; between the table's entries, that of the
+    entry below (the wider interval)."""
+    below = [k for k in _T975 if k <= dof]
+    return _T975[max(below)] if below else 12.706
 
 
 def _half_width(values) -> float:

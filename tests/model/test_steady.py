@@ -59,7 +59,8 @@ def _writer_system():
 def test_t_quantile_has_its_two_degree_value():
     from simnuma.model.system import _t975
 
-    assert _t975(2) == 4.303 and _t975(3) == 3.182 and _t975(1000) == 1.96
+    assert _t975(2) == 4.303 and _t975(3) == 3.182 and _t975(1) == 12.706
+    assert _t975(21) == 2.086 and _t975(1000) == 1.980          # between entries: the wider interval
 
 
 def test_batches_cut_a_writers_placement_period_into_whole_parts():
