@@ -79,7 +79,10 @@ class CreditPool:
 
     def occupancy(self, now: float) -> int:
         """Slots held or not yet returned at ``now``."""
-        return self.capacity - sum(1 for t in self.ready if t <= now)
+        ready = self.ready
+        if not ready or ready[0] > now:   # the earliest free slot is not back yet: all are taken
+            return self.capacity
+        return self.capacity - len([t for t in ready if t <= now])
 
 
 def release_buffers(pkt, when_ns: float) -> None:
