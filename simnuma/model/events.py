@@ -58,6 +58,8 @@ def deliver_at(env, when_ns: float, pkt, callbacks: tuple) -> None:
     The packet is the event: SimPy calls ``callbacks[0](pkt)``.  A packet is
     in one place at a time, so it is on the event heap at most once.
     """
+    if pkt.callbacks is not None:
+        raise RuntimeError(f"a {pkt.kind} packet was put on the event heap while already on it")
     pkt.callbacks = callbacks
     now = env._now
     heappush(env._queue, (when_ns if when_ns > now else now, NORMAL, next(env._eid), pkt))
@@ -66,6 +68,8 @@ def deliver_at(env, when_ns: float, pkt, callbacks: tuple) -> None:
 def later(fn, arg):
     """The event that calls ``fn(arg)``: ``arg`` itself where it is a packet (see :func:`deliver_at`), else a Call."""
     if type(arg) is Packet:
+        if arg.callbacks is not None:
+            raise RuntimeError(f"a {arg.kind} packet was put on the event heap while already on it")
         arg.callbacks = (fn,)
         return arg
     return Call(fn, arg)

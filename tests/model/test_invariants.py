@@ -129,3 +129,22 @@ def test_relabelling_the_quartet_changes_no_result(mapping, specs, bg):
     for ma in a.memory:
         mb = next(m for m in b.memory if m["node"] == mapping[ma["node"]])
         assert mb["utilization"] == pytest.approx(ma["utilization"], rel=0.03, abs=0.002)
+
+
+def test_a_packet_is_on_the_event_heap_at_most_once():
+    import simpy
+
+    from simnuma.model.events import deliver_at, later
+    from simnuma.model.packet import Packet
+
+    env = simpy.Environment()
+    seen = []
+    pkt = Packet("probe", None, 0, 1, ())
+    deliver_at(env, 5.0, pkt, (seen.append,))
+    with pytest.raises(RuntimeError, match="probe packet was put on the event heap while already on it"):
+        later(seen.append, pkt)
+    env.run()
+    assert seen == [pkt] and pkt.callbacks is None       # delivered once; free to be scheduled again
+    env.schedule(later(seen.append, pkt))
+    env.run()
+    assert seen == [pkt, pkt]
