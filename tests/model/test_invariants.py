@@ -148,3 +148,21 @@ def test_a_packet_is_on_the_event_heap_at_most_once():
     env.schedule(later(seen.append, pkt))
     env.run()
     assert seen == [pkt, pkt]
+
+
+@pytest.mark.parametrize("coherence", ["broadcast", "probe_filter"])
+def test_events_per_read_against_socket_count(coherence):
+    """Scaling (docs/model.md): a broadcast read costs at least two events for every other socket (its
+    probe's lookup and answer), a probe-filtered local read no more on a larger board."""
+    from .helpers import chain_board, run_to_quiescence
+
+    per_read = {}
+    for n in (2, 4, 8):
+        system = run_to_quiescence(chain_board(n, window=4, coherence=coherence),
+                                   [f"{s}.0.r.{s}" for s in range(n)], size_bytes=16 * 1024)
+        per_read[n] = next(system.env._eid) / system.coherence.completed
+    if coherence == "probe_filter":   # constant; fixed costs of a run (sampling) spread over more reads
+        assert per_read[8] <= per_read[4] <= per_read[2] < 4
+    else:
+        assert all(per_read[n] >= 2 * (n - 1) for n in per_read)
+        assert per_read[8] > 3 * per_read[2]
