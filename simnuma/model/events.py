@@ -58,9 +58,7 @@ def deliver_at(env, when_ns: float, pkt, callbacks: tuple) -> None:
     The packet is the event: SimPy calls ``callbacks[0](pkt)``.  A packet is
     in one place at a time, so it is on the event heap at most once.
     """
-    if pkt.callbacks is not None:
-        raise RuntimeError(f"a {pkt.kind} packet was put on the event heap while already on it")
-    pkt.callbacks = callbacks
+    _claim(pkt, callbacks)
     now = env._now
     heappush(env._queue, (when_ns if when_ns > now else now, NORMAL, next(env._eid), pkt))
 
@@ -68,8 +66,13 @@ def deliver_at(env, when_ns: float, pkt, callbacks: tuple) -> None:
 def later(fn, arg):
     """The event that calls ``fn(arg)``: ``arg`` itself where it is a packet (see :func:`deliver_at`), else a Call."""
     if type(arg) is Packet:
-        if arg.callbacks is not None:
-            raise RuntimeError(f"a {arg.kind} packet was put on the event heap while already on it")
-        arg.callbacks = (fn,)
+        _claim(arg, (fn,))
         return arg
     return Call(fn, arg)
+
+
+def _claim(pkt, callbacks: tuple) -> None:
+    """Make ``pkt`` the event that calls ``callbacks``; it must not be on the heap already."""
+    if pkt.callbacks is not None:
+        raise RuntimeError(f"a {pkt.kind} packet was put on the event heap while already on it")
+    pkt.callbacks = callbacks

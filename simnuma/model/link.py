@@ -134,16 +134,10 @@ class LinkDirection:
             pool.request(self._got_command_credit, pkt)
 
     def _got_command_credit(self, pkt) -> None:
-        if not pkt.data_bytes:
-            self._transmit(pkt)
-            return
-        pool = self.data_pools[pkt.vc]
-        ready = pool.ready
-        if ready and ready[0] <= self.env._now:   # its data credit is here too (pool.request, inlined)
-            heappop(ready)
-            self._transmit(pkt)
+        if pkt.data_bytes:
+            self.data_pools[pkt.vc].request(self._transmit, pkt)
         else:
-            pool.request(self._transmit, pkt)
+            self._transmit(pkt)
 
     def _transmit(self, pkt) -> None:
         env = self.env

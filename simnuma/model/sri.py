@@ -13,8 +13,6 @@ the two cores (first come, first served).
 """
 from __future__ import annotations
 
-from heapq import heappop
-
 from .credit import CreditPool
 from .events import deliver_at
 from .xbar import enter_fabric
@@ -50,13 +48,7 @@ class SRI:
     def inject(self, pkt, then=None) -> None:
         """Send ``pkt`` from this node; ``then()`` runs once it holds a crossbar buffer."""
         pkt.path = self.routes[pkt.dst]
-        pool = self.pools[pkt.vc]
-        ready = pool.ready
-        if ready and ready[0] <= self.env._now:   # a buffer is free now (pool.request, inlined)
-            heappop(ready)
-            self._injected((pkt, then))
-        else:
-            pool.request(self._injected, (pkt, then))
+        self.pools[pkt.vc].request(self._injected, (pkt, then))
 
     def _injected(self, item) -> None:
         pkt, then = item

@@ -307,10 +307,9 @@ def _converged(system: System, batches: list, per_period: int) -> bool:
     """
     if _precise(system, batches, STEADY_MIN_BATCHES):
         return True
-    periods = len(batches) // per_period
-    if per_period == 1 or periods < 3:
+    if per_period == 1:
         return False
-    whole = [_merged(batches[k * per_period:(k + 1) * per_period]) for k in range(periods)]
+    whole = [_merged(batches[k * per_period:(k + 1) * per_period]) for k in range(len(batches) // per_period)]
     return _precise(system, whole, STEADY_MIN_PERIODS)
 
 
@@ -383,7 +382,7 @@ def _run_phase(system: System, active: tuple, extra: _Extrapolated) -> bool:
     converged = False
     while True:
         n = len(batches) + 1
-        goal = start + (n // per_period) * period_txns + (n % per_period) * period_txns // per_period
+        goal = start + n * period_txns // per_period   # every per_period batches: exactly one period
         _advance_pacer(system, pacer, goal, env.now + 100 * batch_ns)
         if system.all_done.triggered or system.active() != active:
             return False
