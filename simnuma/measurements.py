@@ -40,7 +40,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field, replace
-from importlib import resources
+from . import bundled
 from pathlib import Path
 
 from .errors import CalibrationError, SpecError
@@ -360,36 +360,14 @@ def _parse_json(content: str, shown: str):
 
 # -- reference datasets
 
-def _studies_root():
-    """The folder of bundled studies: the installed package, else the source checkout."""
-    try:
-        root = resources.files("simnuma.studies")
-        if (root / "reference").is_dir():
-            return root
-    except (ModuleNotFoundError, TypeError):
-        pass
-    checkout = Path(__file__).resolve().parent.parent / "experiments"
-    return checkout if (checkout / "reference").is_dir() else None
-
-
 def reference_datasets() -> list:
     """Names of the bundled reference datasets."""
-    root = _studies_root()
-    if root is None:
-        return []
-    return sorted(p.name[:-5] for p in (root / "reference").iterdir() if p.name.endswith(".yaml"))
+    return bundled.names("reference")
 
 
 def resolve_reference(name: str):
     """``(text, shown path)`` of a bundled dataset by name, or None."""
-    root = _studies_root()
-    stem = name[:-5] if name.endswith(".yaml") else name
-    if root is None or not re.fullmatch(r"[A-Za-z0-9_.-]+", stem):
-        return None
-    entry = root / "reference" / f"{stem}.yaml"
-    if not entry.is_file():
-        return None
-    return entry.read_text(encoding="utf-8"), f"experiments/reference/{stem}.yaml"
+    return bundled.read("reference", name)
 
 
 class _Reference:

@@ -39,7 +39,7 @@ import os
 import re
 import time
 from dataclasses import dataclass, field
-from importlib import resources
+from . import bundled
 from pathlib import Path
 
 from .errors import SimnumaError, SpecError, StudyError
@@ -296,24 +296,9 @@ def _key_text(key: tuple) -> str:
 
 # ---------------------------------------------------------------- finding studies
 
-def _studies_root():
-    """The folder of bundled studies: the installed data package, else the source checkout."""
-    try:
-        root = resources.files("simnuma.studies")
-        if root.is_dir():
-            return root
-    except (ModuleNotFoundError, TypeError):
-        pass
-    checkout = Path(__file__).resolve().parent.parent / "experiments"
-    return checkout if checkout.is_dir() else None
-
-
 def bundled_studies() -> list:
     """Names of the bundled studies, in the order ``simnuma reproduce`` runs them."""
-    root = _studies_root()
-    if root is None:
-        return []
-    return sorted(p.name[:-5] for p in root.iterdir() if p.name.endswith(".yaml") and p.is_file())
+    return bundled.names("studies")
 
 
 def _study_text(name_or_path: str) -> tuple:
@@ -329,8 +314,8 @@ def _study_text(name_or_path: str) -> tuple:
             raise StudyError(f"{text}: not UTF-8 text (byte {exc.start})") from None
     names = bundled_studies()
     if text in names:
-        entry = _studies_root() / f"{text}.yaml"
-        return entry.read_text(encoding="utf-8"), f"experiments/{text}.yaml", None
+        found = bundled.read("studies", text)
+        return found[0], found[1], None
     near = closest(text, names)
     hint = f" (did you mean {near!r}?)" if near else ""
     raise StudyError(f"unknown study {text!r}{hint}; bundled studies: {', '.join(names) or 'none'}")

@@ -23,7 +23,7 @@ import math
 import numbers
 import re
 from dataclasses import dataclass
-from importlib import resources
+from . import bundled
 from pathlib import Path
 
 import networkx as nx
@@ -487,16 +487,13 @@ def _document_value(kind, value):
 
 def bundled_topologies() -> list:
     """Names of the boards that ship with simnuma."""
-    folder = resources.files("simnuma") / "topologies"
-    return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".yaml"))
+    return bundled.names("boards")
 
 
 def _bundled_text(name: str):
-    folder = resources.files("simnuma") / "topologies"
-    entry = folder / f"{name}.yaml"
-    if entry.is_file():
-        return entry.read_text(encoding="utf-8"), f"{name}.yaml"
-    return None
+    """``(text, source name)`` of a bundled board; its source is the file name (``quartet.yaml``), as results record it."""
+    found = bundled.read("boards", name)
+    return (found[0], found[1].rsplit("/", 1)[-1]) if found else None
 
 
 def _looks_like_path(text: str) -> bool:

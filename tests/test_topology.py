@@ -4,7 +4,7 @@ from __future__ import annotations
 import copy
 import pickle
 import re
-from importlib import resources
+from simnuma import bundled
 
 import networkx as nx
 import pytest
@@ -16,7 +16,7 @@ EXPECTED_BOARDS = {"quartet", "x6440", "quartet-full", "ladder8", "twisted-ladde
 
 
 def board_text(name: str) -> str:
-    return (resources.files("simnuma") / "topologies" / f"{name}.yaml").read_text(encoding="utf-8")
+    return bundled.read("boards", name)[0]
 
 
 # ---------------------------------------------------------------- bundled boards

@@ -6,7 +6,7 @@ explicit routes and layouts, writes them as YAML text and loads them.
 """
 from __future__ import annotations
 
-from importlib import resources
+from simnuma import bundled
 
 import networkx as nx
 import pytest
@@ -321,7 +321,7 @@ def test_mutated_yaml_gives_a_board_or_a_topology_error(text):
 @pytest.mark.parametrize("name", bundled_topologies())
 def test_every_line_deletion_of_a_bundled_board(name):
     """Deleting any one line of a bundled board gives a board or a TopologyError, nothing else."""
-    text = (resources.files("simnuma") / "topologies" / f"{name}.yaml").read_text(encoding="utf-8")
+    text = bundled.read("boards", name)[0]
     lines = text.splitlines()
     outcomes = set()
     for i in range(len(lines)):

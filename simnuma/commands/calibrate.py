@@ -59,16 +59,14 @@ def _stderr_log(text: str) -> None:
 
 def _board_text(board: str):
     """``(topology, its YAML text)`` for a bundled name or a path."""
-    from importlib import resources
-
-    from ..topology import load_topology
+    from ..topology import _bundled_text, load_topology
 
     topology = load_topology(board)
     path = Path(board)
     if path.is_file():
         return topology, path.read_text(encoding="utf-8")
-    entry = resources.files("simnuma") / "topologies" / f"{board}.yaml"
-    return topology, entry.read_text(encoding="utf-8") if entry.is_file() else None
+    entry = _bundled_text(board)
+    return topology, entry[0] if entry else None
 
 
 def _display_sources(sources) -> list:

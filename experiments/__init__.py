@@ -1,0 +1,1 @@
+"""The bundled studies (installed as the data package ``simnuma.studies``; see ``simnuma.bundled``)."""

@@ -1,0 +1,1 @@
+"""The bundled reference measurements (installed as ``simnuma.studies.reference``; see ``simnuma.bundled``)."""
