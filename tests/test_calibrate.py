@@ -281,7 +281,8 @@ def classify(J, residuals, u, independent=None):
     """The verdicts of calibrate._classify for a Jacobian in scaled coordinates (closed form, no simulation)."""
     from types import SimpleNamespace
 
-    from simnuma.calibrate import _Fit, _classify
+    from simnuma.calibrate.search import _Fit
+    from simnuma.calibrate.verdicts import _classify
 
     J = np.array(J, dtype=float)
     params = [PARAMETERS[n] for n in ("memory.latency", "xbar.latency", "probe.lookup")[:J.shape[1]]]
@@ -578,7 +579,8 @@ def test_bounds_make_room_for_the_boards_own_value():
 
 
 def test_a_board_value_the_measurements_exclude_moves_to_the_nearest_they_allow():
-    from simnuma.calibrate import _held_at, _Verdict
+    from simnuma.calibrate.fit import _held_at
+    from simnuma.calibrate.verdicts import _Verdict
 
     probe, window = PARAMETERS["probe.lookup"], PARAMETERS["core.window.w"]
     wide = _Verdict(False, interval=(22.3, 57.7), reason="its 95% interval 22.3..57.7 ns spans 60% of its range")
@@ -611,10 +613,10 @@ def test_a_moved_value_is_written_to_the_board_and_said_so(round_trip):
 
 def test_a_hold_the_measurements_reject_leaves_the_parameter_fitted(monkeypatch):
     """Whatever the linearised interval says, a held value that raises the cost beyond the 95% level stays free."""
-    import simnuma.calibrate as calibration
+    from simnuma.calibrate import fit, verdicts
 
-    monkeypatch.setattr(calibration, "UNIDENTIFIED_WIDTH", 1e-6)              # every interval counts as wide
-    monkeypatch.setattr(calibration, "_held_at", lambda p, prior, verdict: (prior, verdict))   # held at 50 ns
+    monkeypatch.setattr(verdicts, "UNIDENTIFIED_WIDTH", 1e-6)                 # every interval counts as wide
+    monkeypatch.setattr(fit, "_held_at", lambda p, prior, verdict: (prior, verdict))   # held at 50 ns
     board = one_node()
     data = synthetic(board.with_parameters({"defaults.memory.latency": 70.0}), ["0.0.r.0", "0.0.w.0"])
     lines = []

@@ -1,0 +1,299 @@
+"""The calibrated board as YAML: fitted values in place with their comments, the calibration's
+comment block and its machine-readable record."""
+from __future__ import annotations
+
+import json
+import re
+
+from .. import __version__
+from ..errors import CalibrationError, TopologyError
+from ..topology import parse_topology
+from .parameters import _BLOCK_END, _BLOCK_START, RECORD_PREFIX
+from .results import Calibration, _num
+
+# ------------------------------------------------------------------ the calibrated board file
+
+def calibrated_yaml(calibration: Calibration, original_text: str | None = None, sources=None) -> str:
+    """The calibrated board as YAML text, with a comment block saying what was fitted to what.
+
+    With the board's ``original_text`` the fitted values are substituted in
+    place (every other line and comment kept; the comment of a fitted value
+    says so); if that is not possible the board is written afresh.
+    ``sources`` names the measurement files as the comments should show
+    them (default: as they were read).
+    """
+    shown = list(sources) if sources else list(calibration.data.files)
+    text = _edit_in_place(original_text, calibration, ", ".join(shown)) if original_text is not None else None
+    if text is None:
+        text = calibration.topology.to_yaml()
+    text = _insert_block(_remove_block(text), _comment_block(calibration, shown))
+    if parse_topology(text, "<calibrated>") != calibration.topology:
+        raise RuntimeError("the calibrated board does not read back as fitted")
+    return text
+
+
+def _comment_block(cal: Calibration, shown: list) -> list:
+    lines = [f"{_BLOCK_START} ({cal.date}, simnuma {__version__})",
+             f"# fitted to {', '.join(shown)}: {cal.data.machine.description}",
+             f"# cases ({len(cal.cases)}): " + "; ".join(c.name for c in cal.cases)]
+    for p in cal.parameters:
+        if p.identified:
+            line = (f"#   {p.param.name} = {p.param.format(p.value)} (95%: {p.interval_text()};"
+                    f" prior {p.param.format(p.prior)})")
+            if p.at_bound:
+                line += "; at a bound"
+            if p.partner:
+                line += f"; strongest correlation {p.partner_text()}"
+            lines.append(line)
+        elif p.value is not None and p.value != p.prior:
+            lines.append(f"#   {p.param.name} set to {p.param.format(p.value)}: not identified ({p.note})")
+        else:
+            kept = "-" if p.prior is None else p.param.format(p.prior)
+            lines.append(f"#   {p.param.name} kept at {kept}: not identified ({p.note})")
+    lines.append("# measured -> fitted (residual):")
+    for r in cal.rows:
+        lines.append(f"#   {r.measurement.case.name} {r.measurement.label}: {_num(r.measurement.value)} ->"
+                     f" {_num(r.fitted)} ({r.residual_percent:+.1f}%)")
+    lines.append(f"# mean |residual| {cal.mean_abs_residual_percent:.1f}%, worst {cal.worst.residual_percent:+.1f}%")
+    lines += [f"# left out: {m.key}: {why}" for m, why in cal.left_out]
+    lines += [f"# warning: {w}" for w in cal.warnings]
+    record = dict(cal.record(), measurements=shown)
+    lines.append(RECORD_PREFIX + json.dumps(record, sort_keys=True, ensure_ascii=False))
+    lines.append(_BLOCK_END)
+    return lines
+
+
+def _remove_block(text: str) -> str:
+    lines = text.splitlines(keepends=True)
+    out, inside = [], False
+    for line in lines:
+        if line.startswith(_BLOCK_START):
+            inside = True
+            continue
+        if inside:
+            if line.startswith(_BLOCK_END):
+                inside = False
+            continue
+        out.append(line)
+    return "".join(out)
+
+
+def _insert_block(text: str, block: list) -> str:
+    """Put the block after the file's leading comment lines (its header), before the first key."""
+    lines = text.splitlines(keepends=True)
+    at = 0
+    while at < len(lines) and lines[at].lstrip().startswith("#"):
+        at += 1
+    return "".join(lines[:at]) + "".join(line + "\n" for line in block) + "".join(lines[at:])
+
+
+def read_calibration_record(text: str) -> dict | None:
+    """The ``# simnuma-calibration: {...}`` record of a calibrated board's text, or None."""
+    for line in text.splitlines():
+        if line.startswith(RECORD_PREFIX):
+            try:
+                record = json.loads(line[len(RECORD_PREFIX):])
+            except json.JSONDecodeError:
+                raise CalibrationError("the board's simnuma-calibration comment is malformed JSON") from None
+            if not isinstance(record, dict) or not isinstance(record.get("cases"), list):
+                raise CalibrationError("the board's simnuma-calibration comment lists no cases")
+            return record
+    return None
+
+
+def _edit_in_place(text: str, cal: Calibration, shown: str) -> str | None:
+    """``text`` with the fitted defaults substituted and their comments updated; None if not possible."""
+    import yaml
+
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return None
+    text = _insert_missing(text, root, [p for p in cal.written if _scalar_at(root, p.param.path.split(".")) is None])
+    if text is None:
+        return None
+    root = yaml.compose(text, Loader=yaml.SafeLoader)
+    edits = {}     # start index -> (end index, new text)
+    notes = {}     # line number -> [fitted parameters on it]
+    others = {}    # line number -> keys beside them on that line that were not fitted
+    for p in cal.written:
+        parts = p.param.path.split(".")
+        node = _scalar_at(root, parts)
+        if node is None:
+            return None
+        edits[node.start_mark.index] = (node.end_mark.index, str(p.param.document_value(p.value)))
+        line = node.start_mark.line
+        notes.setdefault(line, []).append(p)
+        for key in _keys_on_line(_node_at(root, parts[:-1]), line):
+            if key not in others.setdefault(line, []):
+                others[line].append(key)
+    for line, fitted in notes.items():
+        done = {p.param.path.rsplit(".", 1)[1] for p in fitted}
+        others[line] = [key for key in others[line] if key not in done]
+    out = text
+    for start in sorted(edits, reverse=True):
+        end, new = edits[start]
+        out = out[:start] + new + out[end:]
+    lines = out.splitlines(keepends=True)
+    original = text.splitlines()
+    for line_no, fitted in notes.items():
+        column = len(_split_comment(original[line_no])[0])
+        lines[line_no] = _with_comment(lines[line_no], fitted, shown, column, others[line_no])
+    out = "".join(lines)
+    try:
+        if parse_topology(out, "<calibrated>") != cal.topology:
+            return None
+    except TopologyError:
+        return None
+    return out
+
+
+def _insert_missing(text: str, root, params: list) -> str | None:
+    """``text`` with a line for each fitted parameter the file does not set yet; None if that is not possible.
+
+    The value goes under the deepest block mapping of its path that exists,
+    as ``key: {sub: value}`` on a new line after that mapping's last line.
+    """
+    import yaml
+
+    groups = {}   # (line to insert after, indent) -> {first missing key: {rest: value}}
+    for p in params:
+        parts = p.param.path.split(".")
+        depth = len(parts) - 1
+        while depth > 0 and _node_at(root, parts[:depth]) is None:
+            depth -= 1
+        mapping = _node_at(root, parts[:depth])
+        if not isinstance(mapping, yaml.MappingNode) or mapping.flow_style or not mapping.value:
+            return None
+        where = (_last_line(mapping), mapping.value[0][0].start_mark.column)
+        nested = groups.setdefault(where, {})
+        for key in parts[depth:-1]:
+            nested = nested.setdefault(key, {})
+        nested[parts[-1]] = p.param.document_value(p.value)
+    lines = text.splitlines(keepends=True)
+    for (after, indent), entries in sorted(groups.items(), reverse=True):
+        new = [" " * indent + f"{key}: {_flow(value)}\n" for key, value in entries.items()]
+        lines[after + 1:after + 1] = new
+    return "".join(lines)
+
+
+def _flow(value) -> str:
+    """A value (a nested dict of scalars) in YAML flow style."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_flow(v)}" for k, v in value.items()) + "}"
+    return str(value)
+
+
+def _last_line(node) -> int:
+    """The last line (0-based) a YAML node's text occupies."""
+    import yaml
+
+    if isinstance(node, yaml.MappingNode) and node.value and not node.flow_style:
+        return max(_last_line(v) for _, v in node.value)
+    if isinstance(node, yaml.SequenceNode) and node.value and not node.flow_style:
+        return max(_last_line(v) for v in node.value)
+    end = node.end_mark
+    return end.line - 1 if end.column == 0 and end.line > node.start_mark.line else end.line
+
+
+def _node_at(root, parts):
+    """The YAML node at the key path ``parts`` (None when there is none)."""
+    import yaml
+
+    node = root
+    for part in parts:
+        if not isinstance(node, yaml.MappingNode):
+            return None
+        for key, value in node.value:
+            if isinstance(key, yaml.ScalarNode) and key.value == part:
+                node = value
+                break
+        else:
+            return None
+    return node
+
+
+def _scalar_at(root, parts):
+    import yaml
+
+    node = _node_at(root, parts)
+    return node if isinstance(node, yaml.ScalarNode) else None
+
+
+def _keys_on_line(mapping, line: int) -> list:
+    """Keys of ``mapping`` whose values are scalars written on ``line``."""
+    import yaml
+
+    if not isinstance(mapping, yaml.MappingNode):
+        return set()
+    return [key.value for key, value in mapping.value
+            if isinstance(key, yaml.ScalarNode) and isinstance(value, yaml.ScalarNode)
+            and value.start_mark.line == line]
+
+
+def _with_comment(line: str, fitted: list, shown: str, column: int, unfitted=()) -> str:
+    """``line`` whose comment says the values on it were fitted (replacing an 'assumption' comment).
+
+    ``unfitted`` names other values on the line that were not fitted (they
+    stay assumptions).  The comment stays at ``column`` (where it was) when
+    the code still fits before it.
+    """
+    body, newline = (line[:-1], "\n") if line.endswith("\n") else (line, "")
+    code, comment = _split_comment(body)
+    if comment is not None:
+        comment = _FITTED_NOTE.sub("", comment).strip() or None  # a previous calibration's note goes
+    replace_comment = comment is None or _is_assumption(comment)
+    if not any(p.identified for p in fitted):    # held where the measurements allow, not fitted
+        what = f"{fitted[0].param.description}, set" if replace_comment and len(fitted) == 1 else "set"
+        values = "; ".join(f"{p.param.name} not identified: {p.note}" for p in fitted)
+        note = f"{what} by simnuma calibrate on {shown} ({values})"
+        new_comment = note if replace_comment else f"{comment.rstrip()}; {note}"
+        code = code.rstrip()
+        pad = " " * max(2, column - len(code)) if comment is not None else "  "
+        return f"{code}{pad}# {new_comment}{newline}"
+    moved = [p for p in fitted if not p.identified]
+    fitted = [p for p in fitted if p.identified]
+    windows = all(p.param.name.startswith("core.window.") for p in fitted)
+    if len(fitted) == 1:
+        p = fitted[0]
+        what = f"{p.param.description}, fitted" if replace_comment else "fitted"
+    else:
+        what = ("outstanding lines per core (miss buffers and prefetch), fitted" if windows and replace_comment
+                else "fitted")
+    if windows:
+        values = ", ".join(f"{p.param.op}: {int(p.value)}" + (f" (95%: {p.interval_text()})" if p.interval
+                                                                and p.interval[1] > p.interval[0] else "")
+                           for p in fitted) + "; best of a grid search"
+    elif len(fitted) == 1:
+        values = f"{fitted[0].param.format(fitted[0].value)}, 95%: {fitted[0].interval_text()}"
+    else:
+        values = ", ".join(f"{p.param.name}: {p.param.format(p.value)} (95%: {p.interval_text()})" for p in fitted)
+    note = f"{what} by simnuma calibrate on {shown} ({values})"
+    note += "".join(f"; {p.param.name} set, not identified: {p.note}" for p in moved)
+    if unfitted and replace_comment:
+        note += f"; {', '.join(unfitted)}: assumption, not fitted"
+    new_comment = note if replace_comment else f"{comment.rstrip()}; {note}"
+    code = code.rstrip()
+    pad = " " * max(2, column - len(code)) if comment is not None else "  "
+    return f"{code}{pad}# {new_comment}{newline}"
+
+
+_FITTED_NOTE = re.compile(r"(?:^|;)[^;]*(?:fitted|set) by simnuma calibrate on .*$")
+
+
+def _split_comment(line: str):
+    """``(code including the spaces before '#', comment text)``; comment None when there is none."""
+    quote = None
+    for i, ch in enumerate(line):
+        if quote:
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and (i == 0 or line[i - 1] in " \t"):
+            return line[:i], line[i + 1:].strip()
+    return line, None
+
+
+def _is_assumption(comment: str) -> bool:
+    return comment.lower().startswith("assumption")

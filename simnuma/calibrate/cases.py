@@ -1,0 +1,193 @@
+"""The simulated cases behind a set of measurements, how a measurement is predicted from them,
+and the checks that measurements and board belong together."""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from ..errors import CalibrationError, SpecError
+from ..measurements import Case, MeasurementSet, parse_case
+from ..model import simulate
+from ..model.system import DEFAULT_SIZE_BYTES
+from ..topology import Topology
+from ..workload import OPS, Workload, parse_spec
+
+STRIDE_OPS = frozenset({"r", "w", "t"})   # ops of the default calibration cases
+
+
+# ------------------------------------------------------------------ simulating measured cases
+
+@dataclass(frozen=True)
+class SimCase:
+    """A measured case as the model runs it (a latency chase ``l`` is simulated as one)."""
+
+    case: Case
+    size_bytes: int
+    threads: tuple
+    background: tuple
+
+    @property
+    def key(self) -> tuple:
+        return (self.case.name, self.size_bytes)
+
+    @property
+    def ops(self) -> frozenset:
+        """Ops whose windows the simulation depends on (a chase has one line in flight, whatever its window)."""
+        return frozenset(parse_spec(label).op for label in self.threads + self.background) - {"l"}
+
+
+
+def sim_case(case: Case, size_bytes: int | None) -> SimCase:
+    """How the model runs ``case``."""
+    return SimCase(case, size_bytes or DEFAULT_SIZE_BYTES, tuple(case.threads), tuple(case.background))
+
+
+def _compact(result) -> dict:
+    """The figures of a Result that measurements can refer to."""
+    threads = {}
+    for t in result.threads:
+        accesses = t["bytes"] / 64 if t["bytes"] else 0
+        threads[t["spec"]] = {
+            "GBps": t["bandwidth_GBps"],
+            "ns_per_access": t["time_ns"] / accesses if accesses else math.nan,
+        }
+    makespan = result.makespan_ns
+    return {
+        "makespan_ns": makespan,
+        "threads": threads,
+        "memory": {m["node"]: m["bandwidth_GBps"] for m in result.memory},
+        "links": {(l["src"], l["dst"]): (l["bandwidth_GBps"], l["control_bytes"] / makespan) for l in result.links},
+    }
+
+
+def run_sim_case(task) -> dict:
+    """Simulate one case (``(topology, changes, SimCase, seed)``); a pool worker's job."""
+    topology, changes, sim, seed = task
+    board = topology.with_parameters(changes) if changes else topology
+    result = simulate(board, list(sim.threads), list(sim.background), size_bytes=sim.size_bytes, mode="steady",
+                      seed=seed, baseline=False)
+    return _compact(result)
+
+
+def _baseline_label(topology: Topology) -> str:
+    first = topology.node_ids[0]
+    return f"{first}.0.r.{first}"
+
+
+def sim_cases_for(topology: Topology, data: MeasurementSet) -> dict:
+    """``{(case name, size): SimCase}`` for every case ``data`` needs, baselines included."""
+    out = {}
+    for m in data:
+        sim = sim_case(m.case, m.size_bytes)
+        out.setdefault(sim.key, sim)
+        if m.metric == "time_percent":
+            base = parse_case(m.baseline or _baseline_label(topology))
+            bsim = sim_case(base, m.size_bytes)
+            out.setdefault(bsim.key, bsim)
+    return out
+
+
+def _identity(m, topology: Topology) -> bool:
+    """Whether ``m`` holds by definition: the time % of the case it is a percentage of (100)."""
+    return m.metric == "time_percent" and parse_case(m.baseline or _baseline_label(topology)).name == m.case.name
+
+
+def predicted_value(m, results: dict, topology: Topology) -> float:
+    """The model's value of measurement ``m`` from simulated ``results`` (keyed like SimCase.key)."""
+    size = m.size_bytes or DEFAULT_SIZE_BYTES
+    res = results[(m.case.name, size)]
+    if m.metric == "time_percent":
+        base = parse_case(m.baseline or _baseline_label(topology))
+        return 100.0 * res["makespan_ns"] / results[(base.name, size)]["makespan_ns"]
+    if m.metric == "thread_GBps":
+        return res["threads"][m.thread]["GBps"]
+    if m.metric == "thread_latency_ns":
+        return res["threads"][m.thread]["ns_per_access"]
+    if m.metric == "memory_GBps":
+        return res["memory"][m.node]
+    total, control = res["links"][m.link]
+    return control if m.metric == "link_control_GBps" else total
+
+
+# ------------------------------------------------------------------ checks
+
+_SKELETON_DESCRIPTION = re.compile(r"^(?P<model>.+), \d+ NUMA node\(s\), \d+ CPUs$")
+
+
+def check_measurements(topology: Topology, data: MeasurementSet) -> None:
+    """Raise CalibrationError unless ``data`` was measured on ``topology``'s machine and fits on it."""
+    _check_machine(topology, data)
+    for case in data.cases:
+        _check_case(topology, case)
+    for m in data:
+        if m.metric == "memory_GBps" and m.node not in topology.node_ids:
+            raise CalibrationError(f"{m.origin}: {m.key}: board {topology.name!r} has no node {m.node}")
+        if m.metric.startswith("link_") and m.link not in set(topology.directions):
+            raise CalibrationError(f"{m.origin}: {m.key}: board {topology.name!r} has no link"
+                                   f" {m.link[0]}->{m.link[1]}")
+        if m.metric == "time_percent":
+            _check_case(topology, parse_case(m.baseline or _baseline_label(topology)))
+
+
+def _check_machine(topology: Topology, data: MeasurementSet) -> None:
+    machine = data.machine
+    where = data.files[0] if data.files else "measurements"
+    if machine.board is not None:
+        if machine.board != topology.name:
+            raise CalibrationError(f"{where}: measured on board {machine.board!r}, not on board {topology.name!r}"
+                                   " (measurements of another machine)")
+        return
+    host_nodes = {n: cpus for n, cpus, _ in machine.nodes or ()}
+    board_nodes = {n.id: n.cores for n in topology.nodes}
+    mismatch = set(host_nodes) != set(board_nodes) or any(
+        cpus and board_nodes[n] != cpus for n, cpus in host_nodes.items())
+    skeleton = _SKELETON_DESCRIPTION.match(topology.description or "")
+    if skeleton and machine.cpu_model and skeleton.group("model") != machine.cpu_model:
+        mismatch = True
+    if mismatch:
+        cores = ", ".join(f"N{n}: {c}" for n, c in sorted(board_nodes.items()))
+        raise CalibrationError(f"{where}: measured on {machine.description}; board {topology.name!r} has"
+                               f" {len(board_nodes)} node(s) with cores {cores}"
+                               f"{' and another CPU' if skeleton else ''} (measurements of another host)")
+
+
+def _check_case(topology: Topology, case: Case) -> None:
+    try:
+        Workload.build(case.threads, case.background, ops=OPS).check(topology)
+    except SpecError as exc:
+        raise CalibrationError(f"case {case.name!r} cannot be placed on board {topology.name!r}: {exc}") from None
+
+
+HUGE_PAGES = 0.99   # a chase with at least this share of its array on huge pages timed memory, not page walks
+
+
+def chase_pages_problem(m) -> str:
+    """Why a latency-chase measurement also timed page walks ('' when it ran on huge pages).
+
+    A dependent load into a random line of an array far beyond the TLB's
+    reach on base pages also walks the page tables (two-dimensionally in a
+    virtual machine), which the model does not have.  A measurement that does
+    not say which pages it ran on is taken as base pages.
+    """
+    fraction = getattr(m, "huge_fraction", None)
+    walks = "its latency includes page walks, which the model does not have"
+    if fraction is None:
+        return f"the source does not say which pages the chase ran on (taken as base pages): {walks}"
+    if fraction < HUGE_PAGES:
+        return f"the chase had {100 * fraction:.0f}% of its array on huge pages: {walks}"
+    return ""
+
+
+def is_peak(case: Case, topology: Topology) -> bool:
+    """Every core of one node streaming its local memory: one op (r, w or t), unthrottled, no background."""
+    if case.background or len(case.threads) < 2:
+        return False
+    specs = [parse_spec(s) for s in case.threads]
+    node, op = specs[0].node, specs[0].op
+    if op not in STRIDE_OPS or node not in topology.node_ids:
+        return False
+    if any(s.node != node or s.op != op or s.mem_node != node or s.rate_GBps for s in specs):
+        return False
+    cores = [s.core for s in specs]
+    return len(set(cores)) == len(cores) and set(cores) == set(range(topology.node(node).cores))

@@ -1,0 +1,282 @@
+"""The free parameters a calibration may fit: their board paths, units, bounds and the memory
+models that have them; the fit's settings; parsing ``--fit``."""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, replace
+
+from ..errors import CalibrationError
+from ..memparams import MEMORY_MODELS
+from ..model.system import DEFAULT_SIZE_BYTES  # noqa: F401 - one array size for every command
+from ..topology import Topology
+from ..workload import parse_spec
+from .cases import is_peak
+
+DIFF_STEP = 0.05             # finite-difference step, as a fraction of a parameter's range
+NOISE_FLOOR = 0.01           # relative precision of one steady-mode prediction (its 1% confidence target)
+NOISE_PRIOR_DOF = 4          # the weight, in degrees of freedom, of that precision in the residual variance
+NEGLIGIBLE_CHANGE = 1e-3     # a parameter whose step moves no prediction by more than this is unused
+CONFIDENCE = 0.95            # the level of the intervals and of the integers' ranges
+UNIDENTIFIED_WIDTH = 0.5     # a 95% interval over more than this share of the range: not identified
+STRONG_CORRELATION = 0.95    # |r| above this with another fitted parameter: only their combination is determined
+MAX_FIT_EVALUATIONS = 15     # residual evaluations per continuous fit (Jacobians come on top)
+FIT_FTOL = 1e-2              # stop when the cost falls by less than 1% (predictions are precise to ~1%)
+FIT_XTOL = 1e-2              # ... or the step is under 1% of the scaled parameters
+JACOBIAN_REFRESH = 2         # accepted steps between finite-difference Jacobians (Broyden updates between)
+WINDOW_VERIFIED = 3          # screened integer combinations followed by chord steps: the best predicted ...
+WINDOW_VERIFIED_BASE = 2     # ... and the best by their simulated cost at the fit's continuous values
+WINDOW_CHORD_STEPS = 2       # frozen-Jacobian Gauss-Newton steps per followed combination
+WINDOW_CANDIDATES = 2        # of those, the best ones refitted ...
+WINDOW_PROMISE = 3.0         # ... if their cost is under this multiple of the incumbent's
+SEARCH_ROUNDS = 3            # rounds of looking for better starts (windows: the grid, then neighbours)
+SCAN_FRACTIONS = (1 / 6, 1 / 2, 5 / 6)   # where in its range each parameter is tried by the scan
+WIDE_INTEGER = 64            # integers with more values than this (the DRAM queue, wide windows) are searched on a ladder
+DOCUMENT_DIGITS = 4          # significant digits of a fitted value in the calibrated board
+RECORD_PREFIX = "# simnuma-calibration: "
+_BLOCK_START = "# ---- simnuma calibrate"
+_BLOCK_END = "# ---- end of simnuma calibrate"
+
+
+# ------------------------------------------------------------------ free parameters
+
+@dataclass(frozen=True)
+class FreeParameter:
+    """A parameter a calibration may fit: its document path, unit and physical bounds.
+
+    ``models`` are the memory models (``memory.model``) that have it; a
+    parameter of another model is refused (:func:`parse_fit`).
+    """
+
+    name: str
+    path: str
+    unit: str
+    low: float
+    high: float
+    description: str
+    integer: bool = False
+    models: tuple = MEMORY_MODELS
+
+    @property
+    def op(self) -> str | None:
+        """For a per-op core parameter (``core.window.<op>``, ``core.hold.<op>``), the op it belongs to."""
+        return self.name.rsplit(".", 1)[1] if self.name.startswith("core.") else None
+
+    @property
+    def wide(self) -> bool:
+        """An integer whose range is searched on a ladder and by bisection, not value by value."""
+        return self.integer and self.high - self.low + 1 > WIDE_INTEGER
+
+    def prior(self, topology: Topology) -> float:
+        """The value the board gives (its first node or link)."""
+        node = topology.nodes[0]
+        if self.name.startswith("core.window."):
+            return float(node.window[self.op])
+        if self.name.startswith("core.hold."):
+            return float((node.hold_ns or {}).get(self.op, 0.0))  # not given: no hold
+        getters = {
+            "memory.latency": lambda: node.memory_latency_ns,
+            "memory.efficiency": lambda: node.memory_efficiency,
+            "memory.bandwidth": lambda: node.memory_bandwidth_GBps,
+            "memory.queue": lambda: float(node.memory_queue),
+            "sri.latency": lambda: node.sri_latency_ns,
+            "xbar.latency": lambda: node.xbar_latency_ns,
+            "probe.lookup": lambda: node.probe_lookup_ns,
+            "link.latency": lambda: topology.links[0].latency_ns if topology.links else None,
+        }
+        return getters[self.name]()
+
+    def for_board(self, topology: Topology) -> "FreeParameter":
+        """The parameter as the board means it: its memory model's description and bounds, widened
+        when the board's own value sits on or past one (to half or twice that value; an integer's
+        upper bound to twice it, as far as 1024 or 4096).
+
+        Raises CalibrationError when a node's memory model does not have it.
+        """
+        models = board_memory_models(topology)
+        for model in models:
+            if model not in self.models:
+                raise CalibrationError(f"--fit {self.name}: board {topology.name!r} has a {model} memory"
+                                       f" (memory.model: {model}), {_NOT_IN_MODEL[model]}; {self.name} belongs"
+                                       f" to the {' and '.join(self.models)} memory only")
+        variant = _MODEL_VARIANTS.get((self.name, models[0])) if len(models) == 1 else None
+        out = replace(self, **variant) if variant else self
+        prior = out.prior(topology)
+        if prior is None or prior <= 0 or out.name == "memory.efficiency" or out.low < prior < out.high:
+            return out
+        if out.integer:   # a window (or queue) at or past its bound: room up to twice the board's value
+            top = _INTEGER_MAX.get(out.name, 1024)
+            return out.with_bounds(out.low, max(out.high, min(top, 2 * int(round(prior)))))
+        return out.with_bounds(min(out.low, prior / 2), max(out.high, 2 * prior))
+
+    def rounded(self, value: float) -> float:
+        """``value`` as written to a board file: a whole number, or four significant digits."""
+        return float(int(round(value))) if self.integer else float(_round(value, DOCUMENT_DIGITS))
+
+    def document_value(self, value: float):
+        """``value`` as the board document writes it (``38.62 ns``, ``0.6214``, ``3``)."""
+        value = self.rounded(value)
+        if self.integer:
+            return int(value)
+        if self.unit == "ns":
+            return f"{_round(value, DOCUMENT_DIGITS)} ns"
+        if self.unit == "GB/s":
+            return f"{_round(value, DOCUMENT_DIGITS)} GB/s"
+        return _round(value, DOCUMENT_DIGITS)
+
+    def format(self, value: float, uncertainty: float | None = None) -> str:
+        """``38.6 ± 2.1 ns``."""
+        if self.integer:
+            return f"{int(round(value))}"
+        unit = f" {self.unit}" if self.unit else ""
+        if uncertainty is None or not math.isfinite(uncertainty):
+            return f"{_round(value, 3)}{unit}"
+        return f"{_round(value, 3)} ± {_round(uncertainty, 2)}{unit}"
+
+    @property
+    def bounds_text(self) -> str:
+        """``20..120 ns``."""
+        unit = f" {self.unit}" if self.unit and not self.integer else ""
+        return f"{_round(self.low, 4)}..{_round(self.high, 4)}{unit}"
+
+    def with_bounds(self, low: float, high: float) -> "FreeParameter":
+        return replace(self, low=low, high=high)
+
+
+def board_memory_models(topology: Topology) -> tuple:
+    """The memory models of the board's nodes, each once, in node order."""
+    return tuple(dict.fromkeys(n.memory_model for n in topology.nodes))
+
+
+# why a memory model has no such parameter
+_NOT_IN_MODEL = {
+    "fifo": "a fixed-latency server",
+    "dram": "whose peak and sustained bandwidth follow from its organisation and datasheet timings"
+            " (memory.dram), which are facts and never fitted; the sustained efficiency is an output",
+    "curve": "whose bandwidth and loaded latency are its measured curves (memory.curves)",
+}
+# what memory.latency means, and its physical bounds, in each memory model
+_MODEL_VARIANTS = {
+    ("memory.latency", "fifo"): {"description": "DRAM access latency (fixed, beside the bandwidth server)"},
+    ("memory.latency", "dram"): {"description": "memory controller latency on top of the DRAM's own timings",
+                                 "low": 1.0, "high": 120.0},
+    ("memory.latency", "curve"): {"description": "idle memory latency (the curves add the loaded part)",
+                                  "low": 20.0, "high": 200.0},
+}
+
+
+def _round(value: float, digits: int):
+    """``value`` to ``digits`` significant digits, as an int when whole."""
+    if value == 0:
+        return 0
+    if not math.isfinite(value):
+        return value
+    rounded = float(f"{value:.{digits}g}")
+    return int(rounded) if rounded.is_integer() else rounded
+
+
+def _window(op: str, what: str) -> FreeParameter:
+    return FreeParameter(f"core.window.{op}", f"defaults.core.window.{op}", "lines", 1, 8,
+                         f"outstanding lines per core for {what} (miss buffers and prefetch)", integer=True)
+
+
+def _hold(op: str, what: str) -> FreeParameter:
+    return FreeParameter(f"core.hold.{op}", f"defaults.core.hold.{op}", "ns", 0.1, 60.0,
+                         f"time a miss buffer stays busy after its fill for {what} (installing the line"
+                         + (", merging the store and moving the victim out)" if op != "r" else ")"))
+
+
+PARAMETERS = {p.name: p for p in (
+    FreeParameter("memory.latency", "defaults.memory.latency", "ns", 20.0, 120.0, "DRAM access latency"),
+    FreeParameter("memory.efficiency", "defaults.memory.efficiency", "", 0.4, 0.95,
+                  "sustained fraction of the DRAM peak bandwidth", models=("fifo",)),
+    FreeParameter("memory.bandwidth", "defaults.memory.bandwidth", "GB/s", 1.0, 400.0,
+                  "peak DRAM bandwidth per node", models=("fifo",)),
+    FreeParameter("memory.queue", "defaults.memory.queue", "entries", 1, 512,
+                  "requests the memory controller's DRAM queue holds", integer=True),
+    FreeParameter("link.latency", "link_defaults.latency", "ns", 1.0, 60.0, "link and PHY latency per hop"),
+    FreeParameter("xbar.latency", "defaults.xbar.latency", "ns", 0.5, 20.0, "crossbar traversal"),
+    FreeParameter("sri.latency", "defaults.sri.latency", "ns", 0.5, 20.0, "SRI pass-through latency"),
+    FreeParameter("probe.lookup", "defaults.probe.lookup", "ns", 1.0, 60.0,
+                  "cache probe lookup before the response"),
+    _window("r", "reads"),
+    _window("w", "writes"),
+    _window("t", "triads"),
+    _hold("r", "reads"),
+    _hold("w", "writes"),
+    _hold("t", "triads"),
+)}
+
+# every parameter a default fit may hold; default_fit() takes those the chosen cases can identify
+DEFAULT_FIT = ("memory.latency", "memory.efficiency", "memory.queue", "link.latency", "xbar.latency",
+               "probe.lookup", "core.window.r", "core.window.w", "core.window.t")
+_INTEGER_MAX = {"memory.queue": 4096}   # other integers (windows): 1024
+_BOUNDS = re.compile(r"^([A-Za-z_.]+)\s*=\s*([-+0-9.eE]+)\s*:\s*([-+0-9.eE]+)$")
+
+
+def default_fit(topology: Topology, cases) -> list:
+    """The names of the parameters the chosen ``cases`` can identify on ``topology``.
+
+    Always the memory latency and the crossbar; the window of every stride op
+    measured; the link latency when a thread crosses a link; the probe lookup
+    when a multi-node board broadcasts probes; the DRAM queue (and, for a
+    FIFO memory, its efficiency) only with a peak, the only case that fills
+    the queue and loads the memory.
+    """
+    specs = [parse_spec(s) for c in cases for s in c.threads + c.background]
+    ops = {s.op for s in specs}
+    peaks = any(is_peak(c, topology) for c in cases)
+    fifo = board_memory_models(topology) == ("fifo",)
+    wanted = {
+        "memory.latency": True,
+        "memory.efficiency": peaks and fifo,
+        "memory.queue": peaks,
+        "link.latency": bool(topology.links) and any(s.node != s.mem_node for s in specs),
+        "xbar.latency": True,
+        "probe.lookup": topology.coherence == "broadcast" and len(topology.nodes) > 1,
+    }
+    return [n for n in DEFAULT_FIT if wanted.get(n, n.startswith("core.window.") and n[-1] in ops)]
+
+
+def parse_fit(items=None, topology: Topology | None = None, cases=()) -> list:
+    """Free parameters from ``NAME`` or ``NAME=LOW:HIGH`` items.
+
+    Without items, the default fit (:func:`default_fit` for ``cases`` on
+    ``topology``; every name of :data:`DEFAULT_FIT` without a board).  With
+    a board, each parameter takes the meaning and bounds of its memory model,
+    and one the board's memory model does not have is refused.
+    """
+    if not items:
+        names = default_fit(topology, cases) if topology is not None else list(DEFAULT_FIT)
+        return [PARAMETERS[n].for_board(topology) if topology is not None else PARAMETERS[n] for n in names]
+    out, seen = [], set()
+    for item in items:
+        text = str(item).strip()
+        m = _BOUNDS.match(text)
+        name = m.group(1) if m else text
+        if name not in PARAMETERS:
+            if name.startswith("memory.dram"):
+                raise CalibrationError(f"--fit {text!r}: the DRAM's organisation and timings (memory.dram) are"
+                                       " datasheet facts, not fitted; fit memory.latency (the controller) or"
+                                       " memory.queue")
+            raise CalibrationError(f"--fit {text!r}: unknown parameter; expected one of: {', '.join(PARAMETERS)}"
+                                   " (optionally NAME=LOW:HIGH)")
+        if name in seen:
+            raise CalibrationError(f"--fit {name!r} is given twice")
+        seen.add(name)
+        param = PARAMETERS[name].for_board(topology) if topology is not None else PARAMETERS[name]
+        if m:
+            param = _bounded(param, float(m.group(2)), float(m.group(3)), text)
+        out.append(param)
+    return out
+
+
+def _bounded(param: FreeParameter, low: float, high: float, text: str) -> FreeParameter:
+    if not (math.isfinite(low) and math.isfinite(high) and 0 < low < high):
+        raise CalibrationError(f"--fit {text!r}: bounds must be positive with LOW < HIGH")
+    if param.name == "memory.efficiency" and high > 1:
+        raise CalibrationError(f"--fit {text!r}: an efficiency is at most 1")
+    top = _INTEGER_MAX.get(param.name, 1024)
+    if param.integer and (low != int(low) or high != int(high) or high > top):
+        raise CalibrationError(f"--fit {text!r}: {param.name} bounds are whole numbers from 1 to {top}")
+    return param.with_bounds(low, high)
