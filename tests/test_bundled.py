@@ -1,11 +1,11 @@
 """The one lookup of bundled boards, studies and reference data (simnuma.bundled)."""
 import subprocess
 import sys
-import tomllib
 import zipfile
 from pathlib import Path
 
 import pytest
+import tomllib
 
 from simnuma import bundled
 

@@ -11,10 +11,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from simnuma.calibrate import (DEFAULT_FIT, PARAMETERS, calibrate, calibrated_yaml, chase_pages_problem,
-                               check_measurements, choose_cases, parse_fit, predict, read_calibration_record)
+from simnuma.calibrate import (
+    DEFAULT_FIT,
+    PARAMETERS,
+    calibrate,
+    calibrated_yaml,
+    chase_pages_problem,
+    check_measurements,
+    choose_cases,
+    parse_fit,
+    predict,
+    read_calibration_record,
+)
 from simnuma.errors import CalibrationError
-from simnuma.measurements import Measurement, MeasurementSet, MachineInfo, load_measurements, parse_case
+from simnuma.measurements import MachineInfo, Measurement, MeasurementSet, load_measurements, parse_case
 from simnuma.model import simulate
 from simnuma.topology import load_topology, parse_topology
 

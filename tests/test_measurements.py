@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 from simnuma.errors import CalibrationError
-from simnuma.measurements import (METRICS, load_measurements, parse_case, reference_datasets,
-                                  resolve_reference)
+from simnuma.measurements import METRICS, load_measurements, parse_case, reference_datasets, resolve_reference
 
 
 def bench_report(threads, cpu="Test CPU 9000", nodes=((0, [0, 1]),), size=1 << 20, date="2026-01-02T03:04:05Z"):

@@ -9,8 +9,18 @@ import pytest
 
 from simnuma.cli import main
 from simnuma.commands import reproduce as reproduce_cmd
-from simnuma.study import (CLAIM_KINDS, CaseMetrics, StudyError, background_threads, bundled_studies,
-                           evaluate_claim, load_study, parse_case, parse_study, plan_jobs)
+from simnuma.study import (
+    CLAIM_KINDS,
+    CaseMetrics,
+    StudyError,
+    background_threads,
+    bundled_studies,
+    evaluate_claim,
+    load_study,
+    parse_case,
+    parse_study,
+    plan_jobs,
+)
 from simnuma.topology import load_topology
 
 # A small study on the two-socket board: runs in about a second.

@@ -4,12 +4,11 @@ from __future__ import annotations
 import copy
 import pickle
 import re
-from simnuma import bundled
 
 import networkx as nx
 import pytest
 
-from simnuma import TopologyError, bundled_topologies, load_topology, parse_topology
+from simnuma import TopologyError, bundled, bundled_topologies, load_topology, parse_topology
 from simnuma.topology import LinkParams, NodeParams, Topology
 
 EXPECTED_BOARDS = {"quartet", "x6440", "quartet-full", "ladder8", "twisted-ladder8", "dual"}

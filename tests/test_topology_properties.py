@@ -6,14 +6,13 @@ explicit routes and layouts, writes them as YAML text and loads them.
 """
 from __future__ import annotations
 
-from simnuma import bundled
-
 import networkx as nx
 import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from simnuma import bundled
 from simnuma.errors import TopologyError
 from simnuma.topology import Topology, bundled_topologies, parse_topology
 from simnuma.units import format_bandwidth, format_frequency, format_time

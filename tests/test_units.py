@@ -6,9 +6,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from simnuma.schema import check_value
-from simnuma.units import (UnitError, format_bandwidth, format_frequency, format_size, format_time,
-                           parse_bandwidth_GBps, parse_frequency_GHz, parse_quantity, parse_size_bytes,
-                           parse_time_ns)
+from simnuma.units import (
+    UnitError,
+    format_bandwidth,
+    format_frequency,
+    format_size,
+    format_time,
+    parse_bandwidth_GBps,
+    parse_frequency_GHz,
+    parse_quantity,
+    parse_size_bytes,
+    parse_time_ns,
+)
 
 
 @pytest.mark.parametrize("text, kind, expected", [

@@ -59,7 +59,8 @@ def _stderr_log(text: str) -> None:
 
 def _board_text(board: str):
     """``(topology, its YAML text)`` for a bundled name or a path."""
-    from ..topology import _bundled_text, load_topology
+    from ..topology import load_topology
+    from ..topology.loading import _bundled_text
 
     topology = load_topology(board)
     path = Path(board)

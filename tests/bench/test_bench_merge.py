@@ -6,6 +6,7 @@ import json
 import os
 
 import pytest
+from benchutil import SPREAD_ABS_TOLERANCE
 
 from simnuma.bench import suite as suite_module
 from simnuma.bench.estimate import OpCost, Probe
@@ -14,8 +15,6 @@ from simnuma.bench.merge import merge_reports
 from simnuma.bench.run import run_bench
 from simnuma.bench.suite import run_suite, suite_cases
 from simnuma.errors import BenchError
-
-from benchutil import SPREAD_ABS_TOLERANCE
 
 SUMMARIES = ("bytes", "accesses", "GBps", "ns_per_access", "seconds", "cpu_share", "spread", "placement")
 

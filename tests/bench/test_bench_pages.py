@@ -4,8 +4,16 @@ from __future__ import annotations
 import copy
 
 import pytest
-from benchutil import (assert_one_line_failure, assert_one_line_refusal, call_cli, fake_one_node_view, needs_cpus,
-                       run_stride, stride_json, sysfs)
+from benchutil import (
+    assert_one_line_failure,
+    assert_one_line_refusal,
+    call_cli,
+    fake_one_node_view,
+    needs_cpus,
+    run_stride,
+    stride_json,
+    sysfs,
+)
 
 from simnuma.bench.host import Host, HostNode, default_size_bytes, discover_host
 from simnuma.bench.merge import merge_reports

@@ -5,7 +5,15 @@ import json
 import subprocess
 
 import pytest
-from benchutil import HELPERS, SPREAD_ABS_TOLERANCE, assert_one_line_failure, fake_two_node_view, needs_cpus, run_stride, stride_json
+from benchutil import (
+    HELPERS,
+    SPREAD_ABS_TOLERANCE,
+    assert_one_line_failure,
+    fake_two_node_view,
+    needs_cpus,
+    run_stride,
+    stride_json,
+)
 
 from simnuma.bench import run_bench
 from simnuma.bench.host import default_size_bytes, discover_host

@@ -1,7 +1,6 @@
 """The suite's loaded-latency and peak cases, planned on injected hosts, and its duration estimate."""
 from __future__ import annotations
 
-import copy
 import io
 import json
 
@@ -9,8 +8,17 @@ import pytest
 from benchutil import sysfs
 
 from simnuma.bench import suite as suite_module
-from simnuma.bench.estimate import (LOADED_CHASE_SLOWDOWN, SETUP_SHARING, STREAM_SHARING, OpCost, Probe,
-                                    case_seconds, estimate_text, format_duration, probe_host)
+from simnuma.bench.estimate import (
+    LOADED_CHASE_SLOWDOWN,
+    SETUP_SHARING,
+    STREAM_SHARING,
+    OpCost,
+    Probe,
+    case_seconds,
+    estimate_text,
+    format_duration,
+    probe_host,
+)
 from simnuma.bench.host import Host, HostNode, discover_host
 from simnuma.bench.suite import Case, paced_rates, run_suite, stream_counts, suite_plan
 from simnuma.errors import BenchError

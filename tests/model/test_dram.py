@@ -194,7 +194,6 @@ def test_more_streams_never_beat_one_streams_row_hit_peak(ops):
 def test_a_decision_stands_untimed_only_on_an_exact_clock_grid(monkeypatch):
     """Where re-timing a decision at its own column time gives it back exactly, not re-timing it changes nothing."""
     import simnuma.model.dram as dram
-
     from simnuma.topology import load_topology
 
     board = dram_board(cores=2)

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 from simnuma.model import simulate
 from simnuma.model.system import System, run_exact
-from simnuma.workload import Workload
 from simnuma.topology import load_topology
+from simnuma.workload import Workload
 
 from .helpers import SMALL
 

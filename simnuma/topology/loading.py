@@ -1,0 +1,72 @@
+"""Loading a board: a bundled one by name (:mod:`simnuma.bundled`), a file by path, a YAML text or a dict."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .. import bundled
+from ..errors import Problem, TopologyError
+from ..yamlsrc import Source, load_yaml, source_from_data
+from .board import Topology
+from .validator import _Validator
+
+# ---------------------------------------------------------------- loading
+
+def bundled_topologies() -> list:
+    """Names of the boards that ship with simnuma."""
+    return bundled.names("boards")
+
+
+def _bundled_text(name: str):
+    """``(text, source name)`` of a bundled board; the source is its file name (``quartet.yaml``), as
+    results record it."""
+    found = bundled.read("boards", name)
+    return (found[0], found[1].rsplit("/", 1)[-1]) if found else None
+
+
+def _looks_like_path(text: str) -> bool:
+    path = Path(text)
+    return path.suffix in (".yaml", ".yml") or "/" in text or "\\" in text or path.exists()
+
+
+def load_topology(name_or_path) -> Topology:
+    """Load a bundled board by name (``quartet``) or a board file by path."""
+    if isinstance(name_or_path, Topology):
+        return name_or_path
+    text_name = str(name_or_path)
+    if _looks_like_path(text_name):
+        return parse_topology(_read_board_file(text_name), text_name)
+    bundled = _bundled_text(text_name)
+    if bundled is None:
+        names = ", ".join(bundled_topologies())
+        raise TopologyError([Problem(text_name, None, "",
+                                     f"no such board file or bundled board; bundled boards: {names}")])
+    return parse_topology(bundled[0], bundled[1])
+
+
+def _read_board_file(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise TopologyError([Problem(path, None, "", f"cannot read board file: {reason}")]) from None
+    except UnicodeDecodeError as exc:
+        raise TopologyError([Problem(path, None, "", f"not UTF-8 text (byte {exc.start})")]) from None
+
+
+def parse_topology(text: str, file: str = "<string>") -> Topology:
+    """Validate YAML text into a Topology; raise TopologyError listing every problem."""
+    return _build(load_yaml(text, file))
+
+
+def topology_from_dict(doc: dict, source: str = "<dict>") -> Topology:
+    """Validate a plain document (as ``to_dict`` gives) into a Topology."""
+    return _build(source_from_data(doc, source))
+
+
+def _build(src: Source) -> Topology:
+    v = _Validator(src)
+    topo = v.run() if src.data is not None or not src.problems else None
+    if v.problems:
+        v.problems.sort(key=lambda p: (p.line or 0))
+        raise TopologyError(v.problems)
+    return topo
