@@ -1,0 +1,83 @@
+"""Loading measurements from files, benchmark suite folders and bundled reference datasets by name."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .. import bundled
+from ..errors import CalibrationError
+from .data import BENCH_FORMAT, BENCH_FORMATS, REFERENCE_FORMAT, SUITE_FORMAT, MeasurementSet, _parse_json, _read_text
+from .reference import _load_reference
+from .reports import _load_suite_dir, _load_suite_index, _set_from_reports
+
+# ------------------------------------------------------------------ loading
+
+def load_measurements(sources) -> MeasurementSet:
+    """Read every source (paths or dataset names) into one set of one machine.
+
+    Raises CalibrationError when a source cannot be read, when two sources
+    describe different machines, or when a measurement appears twice.
+    """
+    if isinstance(sources, (str, Path)):
+        sources = [sources]
+    sets = [load_source(s) for s in sources]
+    if not sets:
+        raise CalibrationError("no measurement file given")
+    first = sets[0]
+    for other in sets[1:]:
+        if other.machine.key != first.machine.key:
+            raise CalibrationError(f"{other.files[0]}: measured on {other.machine.description}, but"
+                                   f" {first.files[0]} on {first.machine.description}: one machine at a time")
+    seen = {}
+    for s in sets:
+        for m in s.measurements:
+            if m.key in seen:
+                raise CalibrationError(f"{m.origin}: {m.key} is measured twice (also in {seen[m.key]})")
+            seen[m.key] = m.origin
+    measurements = tuple(m for s in sets for m in s.measurements)
+    files = tuple(f for s in sets for f in s.files)
+    return MeasurementSet(measurements, first.machine, files)
+
+
+def load_source(source) -> MeasurementSet:
+    """One file, folder or dataset name."""
+    text = str(source)
+    path = Path(text)
+    if path.is_dir():
+        return _load_suite_dir(path)
+    if path.is_file():
+        return _load_file(path, text)
+    bundled = resolve_reference(text)
+    if bundled is not None:
+        content, shown = bundled
+        return _load_reference(content, shown)
+    names = ", ".join(reference_datasets()) or "none"
+    raise CalibrationError(f"{text}: no such measurement file, folder or reference dataset"
+                           f" (bundled datasets: {names})")
+
+
+def _load_file(path: Path, shown: str) -> MeasurementSet:
+    content = _read_text(path, shown)
+    if path.suffix.lower() == ".json" or content.lstrip().startswith("{"):
+        data = _parse_json(content, shown)
+        kind = data.get("format") if isinstance(data, dict) else None
+        if kind in BENCH_FORMATS:
+            return _set_from_reports([(data, shown)], shown)
+        if kind == SUITE_FORMAT:
+            return _load_suite_index(data, path.parent, shown)
+        if kind == REFERENCE_FORMAT:
+            return _load_reference(content, shown)
+        raise CalibrationError(f"{shown}: unknown format {kind!r}; expected {BENCH_FORMAT!r} (simnuma bench run),"
+                               f" {SUITE_FORMAT!r} (simnuma bench suite) or {REFERENCE_FORMAT!r}")
+    return _load_reference(content, shown)
+
+
+# -- reference datasets
+
+def reference_datasets() -> list:
+    """Names of the bundled reference datasets."""
+    return bundled.names("reference")
+
+
+def resolve_reference(name: str):
+    """``(text, shown path)`` of a bundled dataset by name, or None."""
+    return bundled.read("reference", name)

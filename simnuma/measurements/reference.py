@@ -1,0 +1,158 @@
+"""The reference-dataset format (``simnuma-reference/1``): published measurements in YAML, checked
+key by key."""
+from __future__ import annotations
+
+import math
+
+from ..errors import CalibrationError, SpecError
+from ..units import UnitError, parse_quantity, parse_size_bytes
+from ..workload import parse_spec
+from ..yamlsrc import load_yaml, path_text
+from .data import _LINK, METRICS, REFERENCE_FORMAT, MachineInfo, Measurement, MeasurementSet, parse_case
+
+
+class _Reference:
+    """Reads one reference dataset, raising on its first problem with file:line: key."""
+
+    TOP = ("format", "name", "board", "host", "description", "size", "baseline", "sources", "measurements")
+    ENTRY = ("case", "background", "metric", "value", "source", "thread", "node", "link", "note")
+
+    def __init__(self, content: str, shown: str):
+        self.shown = shown
+        self.src = load_yaml(content, shown)
+        if self.src.problems:
+            raise CalibrationError(str(self.src.problems[0]))
+
+    def fail(self, path, message):
+        line = self.src.line(tuple(path))
+        where = f"{self.shown}:{line}" if line is not None else self.shown
+        key = path_text(tuple(path))
+        raise CalibrationError(f"{where}: {key}: {message}" if key else f"{where}: {message}")
+
+    def read(self) -> MeasurementSet:
+        data = self.src.data
+        if not isinstance(data, dict):
+            self.fail((), f"a reference dataset is a mapping with 'format: {REFERENCE_FORMAT}' and 'measurements'")
+        self.check_keys(data, self.TOP, ())
+        if data.get("format") != REFERENCE_FORMAT:
+            self.fail(("format",), f"expected {REFERENCE_FORMAT!r}, got {data.get('format')!r}")
+        board = self.text(data, "board", ())
+        machine = MachineInfo(description=f"board {board!r}" + (f" ({data['host']})" if data.get("host") else ""),
+                              board=board)
+        size = self.size(data)
+        baseline = self.baseline(data)
+        sources = data.get("sources") or {}
+        if not isinstance(sources, dict):
+            self.fail(("sources",), "expected a mapping from a short name to a citation")
+        entries = data.get("measurements")
+        if not isinstance(entries, list) or not entries:
+            self.fail(("measurements",), "expected a non-empty list of measurements")
+        out, seen = [], {}
+        for i, entry in enumerate(entries):
+            m = self.entry(entry, ("measurements", i), machine, size, baseline, sources)
+            if m.key in seen:
+                self.fail(("measurements", i), f"{m.key} is measured twice (also measurements[{seen[m.key]}])")
+            seen[m.key] = i
+            out.append(m)
+        return MeasurementSet(tuple(out), machine, (self.shown,))
+
+    def check_keys(self, mapping, valid, path):
+        for key in mapping:
+            if key not in valid:
+                self.fail(tuple(path) + (key,), f"unknown key; expected one of: {', '.join(valid)}")
+
+    def text(self, mapping, key, path) -> str:
+        value = mapping.get(key)
+        if not isinstance(value, str) or not value.strip():
+            self.fail(tuple(path) + (key,), f"expected text, got {value!r}")
+        return value.strip()
+
+    def size(self, data):
+        if "size" not in data:
+            return None
+        try:
+            return parse_size_bytes(data["size"])
+        except UnitError as exc:
+            self.fail(("size",), str(exc))
+
+    def baseline(self, data):
+        if "baseline" not in data:
+            return None
+        try:
+            return parse_spec(data["baseline"]).label
+        except SpecError as exc:
+            self.fail(("baseline",), str(exc))
+
+    def entry(self, entry, path, machine, size, baseline, sources) -> Measurement:
+        if not isinstance(entry, dict):
+            self.fail(path, "expected a mapping such as {case: 0.0.r.0, metric: time_percent, value: 100}")
+        self.check_keys(entry, self.ENTRY, path)
+        for key in ("case", "metric", "value"):
+            if key not in entry:
+                self.fail(path, f"missing {key!r}")
+        try:
+            case = parse_case(entry["case"] if isinstance(entry["case"], (str, list)) else str(entry["case"]),
+                              entry.get("background", ()))
+        except SpecError as exc:
+            self.fail(path + ("case",), str(exc))
+        metric = entry["metric"]
+        if metric not in METRICS:
+            self.fail(path + ("metric",), f"unknown metric {metric!r}; expected one of: {', '.join(METRICS)}")
+        value = self.value(entry["value"], metric, path + ("value",))
+        subject = self.subject(entry, metric, case, path)
+        source = entry.get("source")
+        if not isinstance(source, str) or not source.strip():
+            self.fail(path + ("source",), "every published number needs its source (a key of 'sources' or text)")
+        citation = sources.get(source, source)
+        return Measurement(case=case, metric=metric, value=value, source=str(citation).strip(), machine=machine,
+                           origin=self.shown, size_bytes=size, baseline=baseline, **subject)
+
+    def value(self, raw, metric, path) -> float:
+        kind = METRICS[metric][2]
+        if isinstance(raw, bool):
+            self.fail(path, f"expected a number, got {raw!r}")
+        if isinstance(raw, (int, float)):
+            value = float(raw)
+        elif isinstance(raw, str) and kind is not None:
+            try:
+                value = parse_quantity(raw, kind)
+            except UnitError as exc:
+                self.fail(path, str(exc))
+        else:
+            self.fail(path, f"expected a number in {METRICS[metric][0]}, got {raw!r}")
+        if not math.isfinite(value) or value <= 0:
+            self.fail(path, f"expected a positive number, got {raw!r}")
+        return value
+
+    def subject(self, entry, metric, case, path) -> dict:
+        need = METRICS[metric][1]
+        if need == "thread":
+            thread = entry.get("thread")
+            if thread is None:
+                if len(case.threads) != 1:
+                    self.fail(path, f"{metric} of a case with several threads needs 'thread'")
+                thread = case.threads[0]
+            try:
+                label = parse_spec(thread).label
+            except SpecError as exc:
+                self.fail(path + ("thread",), str(exc))
+            if label not in case.threads + case.background:
+                self.fail(path + ("thread",), f"{label!r} is not a thread of the case {case.name!r}")
+            return {"thread": label}
+        if need == "node":
+            node = entry.get("node")
+            if isinstance(node, bool) or not isinstance(node, int) or node < 0:
+                self.fail(path + ("node",) if "node" in entry else path,
+                          f"{metric} needs 'node' (a node id such as 0), got {node!r}")
+            return {"node": node}
+        if need == "link":
+            m = _LINK.match(str(entry.get("link", "")))
+            if not m or m.group(1) == m.group(2):
+                self.fail(path + ("link",) if "link" in entry else path,
+                          f"{metric} needs 'link' as 'src->dst' (e.g. '0->1'), got {entry.get('link')!r}")
+            return {"link": (int(m.group(1)), int(m.group(2)))}
+        return {}
+
+
+def _load_reference(content: str, shown: str) -> MeasurementSet:
+    return _Reference(content, shown).read()
