@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 from simnuma.cli import main
-from simnuma.commands import reproduce as reproduce_cmd
+from simnuma.study import output as study_output
 from simnuma.study import (
     CLAIM_KINDS,
     CaseMetrics,
@@ -286,7 +286,7 @@ def test_reproduce_writes_tables_report_and_figures(tmp_path, capsys, jobs):
 
 
 def test_results_do_not_depend_on_the_number_of_workers(tmp_path, monkeypatch):
-    monkeypatch.setattr(reproduce_cmd, "_matplotlib_available", lambda: False)
+    monkeypatch.setattr(study_output, "_matplotlib_available", lambda: False)
     study = write(tmp_path, TINY, "tiny.yaml")
     for jobs in ("1", "2"):
         assert main(["reproduce", str(study), "-o", str(tmp_path / jobs), "--jobs", jobs]) == 0
@@ -295,7 +295,7 @@ def test_results_do_not_depend_on_the_number_of_workers(tmp_path, monkeypatch):
 
 
 def test_reproduce_without_matplotlib_writes_tables_and_says_how(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(reproduce_cmd, "_matplotlib_available", lambda: False)
+    monkeypatch.setattr(study_output, "_matplotlib_available", lambda: False)
     study = write(tmp_path, TINY, "tiny.yaml")
     out = tmp_path / "out"
     assert main(["reproduce", str(study), "-o", str(out), "--jobs", "1"]) == 0
