@@ -15,6 +15,7 @@ run: $(VENV)/.installed
 	$(VENV)/bin/simnuma reproduce -o results
 
 test: $(VENV)/.installed
+	$(VENV)/bin/ruff check simnuma tests benchmarks
 	$(PY) -m pytest -n 2 -q -m "not slow"
 
 test-all: $(VENV)/.installed

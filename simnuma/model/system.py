@@ -232,7 +232,6 @@ class _Extrapolated:
 def run_steady(system: System, progress=None) -> None:
     """Simulate each phase to a converged throughput, then extrapolate it."""
     system.start()
-    env = system.env
     p = _Progress(system, progress)
     extra = _Extrapolated(len(system.snapshot()))
     system.extrapolated = extra
