@@ -11,7 +11,7 @@ from .errors import BenchError, CalibrationError, SimnumaError, SpecError, Topol
 from .topology import Topology, bundled_topologies, load_topology, parse_topology
 from .workload import ThreadSpec, Workload, parse_spec
 from .model import simulate
-from .model.result import Result
+from .model.result import Bottleneck, Latency, LinkResult, MemoryResult, QueueResult, Result, ThreadResult
 
 __all__ = [
     "__version__",
@@ -29,4 +29,10 @@ __all__ = [
     "parse_spec",
     "simulate",
     "Result",
+    "ThreadResult",
+    "Latency",
+    "LinkResult",
+    "MemoryResult",
+    "QueueResult",
+    "Bottleneck",
 ]

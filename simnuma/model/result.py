@@ -5,41 +5,206 @@ parameters, the mode, the seed and the simnuma version.
 """
 from __future__ import annotations
 
+import copy
 import re
+from dataclasses import dataclass, field, fields
 
 from .. import __version__
 
-__all__ = ["Result", "build_result", "bottleneck", "bottleneck_text", "SATURATED", "FULL"]
+__all__ = ["Result", "ThreadResult", "Latency", "LinkResult", "MemoryResult", "QueueResult", "Bottleneck", "build_result",
+           "bottleneck", "bottleneck_text", "SATURATED", "FULL"]
+
+
+class _Section:
+    """A typed part of a result: one attribute per field, and item access and ``to_dict()`` as in the JSON."""
+
+    def __getitem__(self, key: str):
+        return self._raw[key]
+
+    def get(self, key: str, default=None):
+        return self._raw.get(key, default)
+
+    def to_dict(self) -> dict:
+        return copy.deepcopy(self._raw)
+
+
+def _section(cls, raw: dict):
+    """An instance of ``cls`` from its JSON object (fields it lacks are None; the object is kept for ``to_dict``)."""
+    values = {f.name: raw.get(f.name) for f in fields(cls) if f.name != "_raw"}
+    return cls(**values, _raw=raw)
+
+
+@dataclass(frozen=True)
+class Latency(_Section):
+    """A thread's transaction latency, in ns: mean, median and 99th percentile (1-ns bins)."""
+
+    mean: float
+    p50: float
+    p99: float
+    _raw: dict = field(repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class ThreadResult(_Section):
+    """One thread: its finish time, its share of the board's idle local read, bandwidth and latency."""
+
+    spec: str                      # N.C.op.M[@RATE]
+    role: str                      # foreground or background
+    time_ns: float                 # when it finished (a background thread: the end of the run)
+    percent_of_local_read: float | None   # time_ns as % of one idle 0.0.r.0 on the board (None without it)
+    bandwidth_GBps: float
+    bytes: int
+    latency_ns: Latency
+    transactions_simulated: int    # lines simulated (steady mode extrapolates the rest)
+    _raw: dict = field(repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class LinkResult(_Section):
+    """One link direction: bytes carried (data and control), bandwidth and utilisation of its capacity."""
+
+    src: int
+    dst: int
+    bytes: float
+    data_bytes: float
+    control_bytes: float
+    bandwidth_GBps: float
+    capacity_GBps: float
+    utilization: float
+    data_utilization: float
+    control_utilization: float
+    _raw: dict = field(repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class MemoryResult(_Section):
+    """One node's memory: bandwidth read and written, utilisation, and what its model reports.
+
+    ``model`` is ``dram``, ``fifo`` or ``curve``; the fields a model does not
+    report are None (the DRAM's row hits, empties, conflicts, bus turnarounds
+    and refreshes; the FIFO's sustained bandwidth).
+    """
+
+    node: int
+    model: str
+    bandwidth_GBps: float
+    read_GBps: float
+    write_GBps: float
+    peak_GBps: float | None
+    sustained_GBps: float | None
+    utilization: float
+    bus_utilization: float | None = None
+    efficiency: float | None = None
+    row_hits: float | None = None
+    row_empties: float | None = None
+    row_conflicts: float | None = None
+    turnarounds_per_line: float | None = None
+    refreshes_per_us: float | None = None
+    read_ns: float | None = None
+    _raw: dict = field(default_factory=dict, repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class QueueResult(_Section):
+    """One buffer pool: its entries, mean occupancy and the share of the time it was full."""
+
+    name: str
+    capacity: int
+    mean_occupancy: float
+    full_fraction: float
+    _raw: dict = field(repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class Bottleneck(_Section):
+    """What limits the run: the busiest resource, or the fullest buffer in front of it."""
+
+    resource: str
+    kind: str
+    utilization: float
+    limit: str | None
+    buffer: str | None
+    full_fraction: float | None
+    _raw: dict = field(repr=False, compare=False)
+
+    def __str__(self) -> str:
+        return bottleneck_text(self._raw)
 
 
 class Result:
-    """The outcome of one simulation; ``to_dict()`` is the JSON of ``simnuma run --json``."""
+    """The outcome of one simulation; ``to_dict()`` is the JSON of ``simnuma run --json``.
+
+    Every part is typed and read-only: ``threads`` (:class:`ThreadResult`),
+    ``links`` (:class:`LinkResult`), ``memory`` (:class:`MemoryResult`),
+    ``queues`` (:class:`QueueResult`) and ``bottleneck`` (:class:`Bottleneck`),
+    beside what makes the numbers traceable (``version``, ``topology``,
+    ``mode``, ``seed``, ``size_bytes`` and the board's resolved
+    ``parameters``).  Parts also answer ``part["field"]`` as in the JSON.
+    """
+
+    _FIELDS = ("version", "topology", "mode", "seed", "size_bytes", "makespan_ns", "makespan_percent", "baseline_ns",
+               "simulated_ns", "extrapolated_ns", "transactions_simulated")
 
     def __init__(self, data: dict, wall_seconds: float = 0.0):
-        self._data = data
-        self.wall_seconds = wall_seconds  # host time the run took; not part of the result
+        put = object.__setattr__
+        put(self, "_data", data)
+        put(self, "wall_seconds", wall_seconds)   # host time the run took; not part of the result
+        for name in self._FIELDS:
+            put(self, name, data.get(name))
+        put(self, "parameters", data.get("parameters"))
+        put(self, "threads", tuple(_thread(t) for t in data.get("threads", ())))
+        put(self, "links", tuple(_section(LinkResult, x) for x in data.get("links", ())))
+        put(self, "memory", tuple(_section(MemoryResult, x) for x in data.get("memory", ())))
+        put(self, "queues", tuple(_section(QueueResult, x) for x in data.get("queues", ())))
+        put(self, "bottleneck", _section(Bottleneck, data["bottleneck"]) if data.get("bottleneck") else None)
+
+    def __setattr__(self, key, value):
+        raise AttributeError(f"a Result is read-only (tried to set {key!r})")
+
+    def __repr__(self) -> str:
+        fg = [t for t in self.threads if t.role == "foreground"]
+        percent = f" ({self.makespan_percent:.1f}% of 0.0.r.0)" if self.makespan_percent is not None else ""
+        limit = f"; bottleneck {self.bottleneck}" if self.bottleneck else ""
+        return (f"<Result {self.topology} {self.mode} seed {self.seed}: {len(fg)} foreground thread(s) "
+                f"finish at {self.makespan_ns / 1e3:,.1f} us{percent}{limit}>")
 
     def to_dict(self) -> dict:
-        import copy
         return copy.deepcopy(self._data)
 
-    def __getattr__(self, key):
-        try:
-            return self._data[key]
-        except KeyError:
-            raise AttributeError(key) from None
-
-    def thread(self, spec: str) -> dict:
-        for t in self._data["threads"]:
-            if t["spec"] == spec:
+    def thread(self, spec: str) -> ThreadResult:
+        """The thread written ``spec`` (as in the notation, e.g. ``0.0.r.1``)."""
+        for t in self.threads:
+            if t.spec == spec:
                 return t
         raise KeyError(spec)
 
-    def link(self, src: int, dst: int) -> dict:
-        for entry in self._data["links"]:
-            if entry["src"] == src and entry["dst"] == dst:
+    def link(self, src: int, dst: int) -> LinkResult:
+        """The link direction ``src -> dst``."""
+        for entry in self.links:
+            if entry.src == src and entry.dst == dst:
                 return entry
         raise KeyError((src, dst))
+
+    def to_dataframe(self, part: str = "threads"):
+        """One part (``threads``, ``links``, ``memory`` or ``queues``) as a pandas DataFrame, a row per entry.
+
+        Nested fields are flattened (``latency_ns.mean``).  pandas is optional:
+        without it this raises ImportError saying how to get it.
+        """
+        if part not in ("threads", "links", "memory", "queues"):
+            raise ValueError(f"part must be one of threads, links, memory, queues; got {part!r}")
+        try:
+            import pandas
+        except ImportError:
+            raise ImportError("Result.to_dataframe needs pandas: pip install pandas") from None
+        return pandas.json_normalize(self._data[part])
+
+
+def _thread(raw: dict) -> ThreadResult:
+    latency = raw.get("latency_ns") or {}
+    values = {f.name: raw.get(f.name) for f in fields(ThreadResult) if f.name != "_raw"}
+    values["latency_ns"] = _section(Latency, latency)
+    return ThreadResult(**values, _raw=raw)
 
 
 def _unpack(system, snap):

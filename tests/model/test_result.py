@@ -1,0 +1,92 @@
+"""The typed result of a run: read-only parts, the same JSON, a readable repr, a DataFrame export."""
+import builtins
+import copy
+import dataclasses
+
+import pytest
+
+from simnuma import simulate
+from simnuma.model.result import Bottleneck, LinkResult, MemoryResult, QueueResult, Result, ThreadResult
+
+
+@pytest.fixture(scope="module")
+def result():
+    return simulate("quartet", ["0.0.r.1", "1.0.w.0"], ["2.0.r.2@1GB/s"], size_bytes=1 << 17)
+
+
+def test_every_part_is_typed_and_says_what_the_json_says(result):
+    data = result.to_dict()
+    assert all(isinstance(t, ThreadResult) for t in result.threads)
+    assert all(isinstance(x, LinkResult) for x in result.links)
+    assert all(isinstance(x, MemoryResult) for x in result.memory)
+    assert all(isinstance(x, QueueResult) for x in result.queues)
+    assert isinstance(result.bottleneck, Bottleneck)
+    for part in ("threads", "links", "memory", "queues"):
+        typed = getattr(result, part)
+        assert [x.to_dict() for x in typed] == data[part]
+        for x, raw in zip(typed, data[part]):
+            for key, value in raw.items():
+                got = getattr(x, key)
+                assert (got.to_dict() if hasattr(got, "to_dict") else got) == value, (part, key)
+                assert x[key] == value
+    assert result.thread("0.0.r.1").latency_ns.mean == data["threads"][0]["latency_ns"]["mean"]
+    assert result.link(0, 1).capacity_GBps == 4.0
+    assert result.bottleneck.resource == data["bottleneck"]["resource"]
+    for name in Result._FIELDS:
+        assert getattr(result, name) == data[name]
+
+
+def test_the_json_is_unchanged_by_the_typed_view(result):
+    data = result.to_dict()
+    again = Result(copy.deepcopy(data))
+    assert again.to_dict() == data
+    assert again.threads == result.threads and again.memory == result.memory
+
+
+def test_a_fifo_memory_reports_no_dram_fields():
+    from simnuma import load_topology
+
+    fifo = load_topology("quartet").with_parameters({"defaults.memory.model": "fifo", "defaults.memory.bandwidth": "6.4 GB/s",
+                                                           "defaults.memory.efficiency": 0.8})
+    r = simulate(fifo, ["0.0.r.0"], size_bytes=1 << 16)
+    (m, *_) = r.memory
+    assert m.model == "fifo" and m.row_hits is None
+    with pytest.raises(KeyError):
+        m["row_hits"]
+
+
+def test_a_result_and_its_parts_are_read_only(result):
+    with pytest.raises(AttributeError, match="read-only"):
+        result.seed = 2
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        result.threads[0].time_ns = 0.0
+
+
+def test_the_repr_names_the_board_mode_seed_finish_and_bottleneck(result):
+    text = repr(result)
+    assert text.startswith("<Result quartet steady seed 1: 2 foreground thread(s) finish at ")
+    assert "% of 0.0.r.0" in text and f"bottleneck {result.bottleneck}" in text
+
+
+def test_to_dataframe_has_a_row_per_entry_and_flat_columns(result):
+    pandas = pytest.importorskip("pandas")
+    frame = result.to_dataframe()
+    assert isinstance(frame, pandas.DataFrame)
+    assert list(frame["spec"]) == [t.spec for t in result.threads]
+    assert list(frame["latency_ns.mean"]) == [t.latency_ns.mean for t in result.threads]
+    assert len(result.to_dataframe("links")) == len(result.links)
+    with pytest.raises(ValueError, match="threads, links, memory, queues"):
+        result.to_dataframe("bottleneck")
+
+
+def test_to_dataframe_without_pandas_says_how_to_get_it(result, monkeypatch):
+    real_import = builtins.__import__
+
+    def no_pandas(name, *args, **kwargs):
+        if name == "pandas":
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_pandas)
+    with pytest.raises(ImportError, match="pip install pandas"):
+        result.to_dataframe()
