@@ -1,0 +1,322 @@
+"""The standard set of benchmark cases for a host (:func:`suite_plan`); :mod:`.suite` runs it.
+
+The set depends on the host (nodes with CPUs, nodes with memory, CPU count):
+
+- single threads: ops r, w, t and l from the first core of every node with
+  CPUs to every node with memory;
+- two threads on one node (the home node: the first with CPUs and memory and,
+  if possible, two CPUs): r+r, w+w and r+w on local memory; on a multi-node
+  host also a local writer (reader) beside one writing (reading) the nearest
+  other node;
+- on a multi-node host, crossfire (``a.0.w.b b.0.w.a``, and the same for reads)
+  and the same hops without crossfire (``a.0.w.b b.0.w.c``; on two nodes the
+  second thread stays local: ``a.0.w.b b.0.w.b``);
+- loaded writers: two local writers (one when CPUs are short) beside one to
+  three background readers of local memory at two rates;
+- loaded latency, on the home node H: the latency chase ``H.0.l.H`` beside 1 to
+  K unthrottled background streams of local memory (K = the node's other CPUs,
+  leaving out the hardware threads of the chase's own core, whose sharing of
+  the core would be measured instead of the memory's; at most
+  :data:`MOST_STREAM_COUNTS` counts, spread from 1 to K), and beside K
+  streams paced to rising total rates (6 to 8 rates, from 10% to 120% of K x
+  the unthrottled single-thread bandwidth, which the suite measures first),
+  for each mix: ``r`` (all reads), ``t`` (triad, 3/4 reads), ``w`` (fill and
+  write-back, 1/2 reads);
+- the peak: every CPU of the home node streaming local memory (r, w, t) in the
+  foreground.
+
+No case uses more threads than the host has CPUs or more memory than a node
+has free; the cases that would are listed as skipped with the reason.  A case
+that two groups share (on a two-CPU node the peak of r is the r+r pair) runs
+once and is listed in both groups.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+
+from ..errors import BenchError
+from ..units import format_bandwidth
+from ..workload import parse_spec
+from .host import Host, array_count, default_size_bytes, format_bytes
+
+__all__ = ["Case", "SuitePlan", "suite_plan", "suite_cases", "INDEX_FORMAT", "BACKGROUND_RATES", "stream_counts",
+           "paced_rates", "MIXES", "MOST_STREAM_COUNTS", "PACED_FRACTIONS"]
+
+INDEX_FORMAT = "simnuma-bench-suite/1"
+BACKGROUND_RATES = ("0.5GB/s", "2GB/s")
+SINGLE_OPS = ("r", "w", "t", "l")
+MIXES = ("r", "t", "w")            # background ops of the loaded-latency cases: 100%, 75% and 50% reads
+MOST_STREAM_COUNTS = 8             # unthrottled stream counts per mix, spread from 1 to K
+PACED_FRACTIONS = (0.1, 1.2)       # paced totals from 10% to 120% of K x the single-thread bandwidth
+_LONGEST_STEM = 120                # report file names stay far below the 255 bytes a file system allows
+
+
+@dataclass(frozen=True)
+class Case:
+    """One benchmark run: foreground threads, background threads, and what it is for."""
+
+    kind: str
+    threads: tuple
+    background: tuple = ()
+    purpose: str = ""
+
+    @property
+    def name(self) -> str:
+        name = " ".join(self.threads)
+        if self.background:
+            name += " bg " + " ".join(self.background)
+        return name
+
+    @property
+    def file_name(self) -> str:
+        """The case's report file: its name made safe, shortened with a digest when a file name would be long."""
+        stem = self.name.replace(" bg ", "--bg--").replace(" ", "_").replace("/s", "ps")
+        stem = re.sub(r"[^A-Za-z0-9._@+-]", "_", stem)
+        if len(stem) > _LONGEST_STEM:
+            digest = hashlib.sha256(self.name.encode()).hexdigest()[:12]
+            stem = f"{stem[:_LONGEST_STEM - 14]}--{digest}"
+        return stem + ".json"
+
+
+@dataclass
+class SuitePlan:
+    """The cases of a suite, the cases skipped (with why), and the groups each case belongs to."""
+
+    host: Host
+    size_bytes: int
+    cases: list = field(default_factory=list)
+    skipped: list = field(default_factory=list)
+    groups: dict = field(default_factory=dict)   # group -> case names, in order
+    notes: list = field(default_factory=list)    # choices of the plan a reader of the index should know
+
+    def add(self, case: Case, group: str | None = None) -> None:
+        """Plan ``case`` (once: a case already planned only joins ``group``), or skip it with the reason."""
+        group = group or case.kind
+        if any(c.name == case.name for c in self.cases):
+            self._join(group, case.name)
+            return
+        reason = self._unfit(case)
+        if reason:
+            self.skipped.append({"case": case.name, "kind": group, "reason": reason})
+            return
+        self.cases.append(case)
+        self._join(group, case.name)
+
+    def _join(self, group: str, name: str) -> None:
+        names = self.groups.setdefault(group, [])
+        if name not in names:
+            names.append(name)
+
+    def _unfit(self, case: Case) -> str:
+        needed = len(case.threads) + len(case.background)
+        if needed > self.host.cpu_count:
+            return f"needs {needed} CPUs, the host has {self.host.cpu_count}"
+        specs = [parse_spec(s) for s in case.threads + case.background]
+        for node in self.host.nodes:
+            need = sum(self.size_bytes * array_count(s.op) for s in specs if s.mem_node == node.id)
+            if need and node.memory_free_bytes is not None and need > node.memory_free_bytes:
+                return (f"its arrays need {format_bytes(need)} on node {node.id}, which has"
+                        f" {format_bytes(node.memory_free_bytes)} free")
+        return ""
+
+
+def _home_node(host: Host):
+    usable = [n for n in host.nodes if n.cpus and n.has_memory]
+    if not usable:
+        raise BenchError("no node of this host has both CPUs and memory")
+    return next((n for n in usable if len(n.cpus) >= 2), usable[0])
+
+
+def _nearest(host: Host, origin, candidates):
+    """The candidate closest to ``origin`` by distance (lowest id on ties, or without distances)."""
+    def key(node):
+        distance = host.distance(origin.id, node.id)
+        return (distance if distance is not None else 0, node.id)
+    return min(candidates, key=key) if candidates else None
+
+
+def _singles(host: Host, plan: SuitePlan) -> None:
+    for node in (n for n in host.nodes if n.cpus):
+        for memory in (m for m in host.nodes if m.has_memory):
+            for op in SINGLE_OPS:
+                plan.add(Case("single", (f"{node.id}.0.{op}.{memory.id}",),
+                              purpose="one thread alone: the reference for every other case"))
+
+
+def _same_node_pairs(plan: SuitePlan, a, b) -> None:
+    x = a.id
+    pairs = [("r", "r"), ("w", "w"), ("r", "w")]
+    for first, second in pairs:
+        plan.add(Case("same-node", (f"{x}.0.{first}.{x}", f"{x}.1.{second}.{x}"),
+                      purpose="two threads sharing one node's memory"))
+    if b is not None:
+        for op in ("w", "r"):
+            plan.add(Case("same-node", (f"{x}.0.{op}.{x}", f"{x}.1.{op}.{b.id}"),
+                          purpose="second thread sent one hop away instead of sharing local memory"))
+
+
+def _crossfire_pairs(host: Host, plan: SuitePlan, a, b) -> None:
+    others = [n for n in host.nodes if n.has_memory and n.id not in (a.id, b.id)]
+    by_distance = [n for n in others if host.distance(b.id, n.id) == host.distance(b.id, a.id)]
+    third = _nearest(host, b, by_distance or others) or b
+    for op in ("w", "r"):
+        plan.add(Case("crossfire", (f"{a.id}.0.{op}.{b.id}", f"{b.id}.0.{op}.{a.id}"),
+                      purpose="two threads using each other's memory over the same link"))
+        plan.add(Case("no-crossfire", (f"{a.id}.0.{op}.{b.id}", f"{b.id}.0.{op}.{third.id}"),
+                      purpose="the same first thread without traffic coming back over its link"))
+
+
+def _background_cpus(host: Host, home, taken: set) -> list:
+    """Free (node, core) slots, other nodes first (round robin), then the home node."""
+    queues = [[(n, c) for c in range(len(n.cpus)) if (n.id, c) not in taken]
+              for n in host.nodes if n.cpus and n.id != home.id]
+    slots = []
+    while any(queues):
+        for queue in queues:
+            if queue:
+                slots.append(queue.pop(0))
+    slots += [(home, c) for c in range(len(home.cpus)) if (home.id, c) not in taken]
+    return slots
+
+
+def _loaded_writers(host: Host, plan: SuitePlan, home) -> None:
+    x = home.id
+    for readers in (1, 2, 3):
+        writers = 2 if len(home.cpus) >= 2 and host.cpu_count >= 2 + readers else 1
+        threads = tuple(f"{x}.{c}.w.{x}" for c in range(writers))
+        slots = _background_cpus(host, home, {(x, c) for c in range(writers)})
+        for rate in BACKGROUND_RATES:
+            if writers + readers > host.cpu_count:
+                plan.skipped.append({"case": f"{writers} writer(s) on node {x} + {readers} background reader(s)"
+                                             f" at {rate}", "kind": "loaded",
+                                     "reason": f"needs {writers + readers} CPUs, the host has {host.cpu_count}"})
+                continue
+            background = tuple(f"{n.id}.{c}.r.{n.id if n.has_memory else x}@{rate}" for n, c in slots[:readers])
+            plan.add(Case("loaded", threads, background,
+                          purpose=f"local writers under {readers} background reader(s) at {rate}"))
+
+
+def stream_counts(most_streams: int, most: int = MOST_STREAM_COUNTS) -> list:
+    """How many unthrottled streams to put beside the chase: every count up to ``most``, else ``most`` spread.
+
+    Beyond ``most`` the counts are spread geometrically from 1 to ``most_streams``
+    (memory saturates after a few streams, so the low counts matter most), and
+    the widest gaps are split until there are ``most``.
+    """
+    if most_streams <= most:
+        return list(range(1, most_streams + 1))
+    counts = sorted({round(most_streams ** (i / (most - 1))) for i in range(most)})
+    while len(counts) < most:
+        gap, at = max((b - a, i) for i, (a, b) in enumerate(zip(counts, counts[1:])))
+        counts.insert(at + 1, counts[at] + gap // 2)
+    return counts
+
+
+def _rate_count(streams: int) -> int:
+    """Paced rates per mix: 6 beside one stream, 7 beside up to 3, 8 beyond."""
+    return 6 if streams <= 1 else 7 if streams <= 3 else 8
+
+
+def _two_digits(value: float) -> float:
+    return float(f"{value:.2g}")
+
+
+def paced_rates(streams: int, single_GBps: float) -> list:
+    """Per-stream rates (GB/s, two significant digits) whose totals rise from 10% to 120% of ``streams`` x
+    ``single_GBps``: from a light load to beyond what the unthrottled streams move together."""
+    count = _rate_count(streams)
+    low, high = PACED_FRACTIONS
+    rates = []
+    for i in range(count):
+        rate = _two_digits((low + (high - low) * i / (count - 1)) * single_GBps)
+        if rate > 0 and rate not in rates:
+            rates.append(rate)
+    return rates
+
+
+def _rate_label(rate_GBps: float) -> str:
+    return format_bandwidth(rate_GBps).replace(" ", "")
+
+
+def _stream_cores(plan: SuitePlan, home) -> list:
+    """Cores of the home node for streams beside the chase on core 0: all others but core 0's hardware threads."""
+    siblings = set(plan.host.siblings(home.cpus[0]))
+    cores = [c for c in range(1, len(home.cpus)) if home.cpus[c] not in siblings]
+    left_out = [f"core {c} (CPU {home.cpus[c]})" for c in range(1, len(home.cpus)) if home.cpus[c] in siblings]
+    if left_out:
+        plan.notes.append(f"no stream beside the chase on node {home.id} runs on {', '.join(left_out)}: a hardware"
+                          f" thread of the chase's core (CPU {home.cpus[0]}), which would measure the sharing of the"
+                          " core rather than the load on the memory")
+    return cores
+
+
+def _loaded_latency(plan: SuitePlan, home, stream_GBps: dict | None) -> None:
+    """The chase beside unthrottled and paced local streams of each mix, on the home node."""
+    x = home.id
+    chase = f"{x}.0.l.{x}"
+    plan.add(Case("single", (chase,), purpose="one thread alone: the reference for every other case"),
+             group="loaded-latency")
+    cores = _stream_cores(plan, home)
+    most = len(cores)
+    if most < 1:
+        plan.skipped.append({"case": f"{chase} beside streams", "kind": "loaded-latency",
+                             "reason": f"node {x} has no CPU but the chase's core: no room for a stream beside it"})
+        return
+    for op in MIXES:
+        for count in stream_counts(most):
+            background = tuple(f"{x}.{c}.{op}.{x}" for c in cores[:count])
+            plan.add(Case("loaded-latency", (chase,), background,
+                          purpose=f"latency chase beside {count} unthrottled {op} stream(s) of local memory"))
+        single = (stream_GBps or {}).get(op)
+        if not single:
+            plan.skipped.append({"case": f"{chase} beside {most} paced {op} streams", "kind": "loaded-latency",
+                                 "reason": f"no single-thread {op} bandwidth measured to pace the streams against"})
+            continue
+        for rate in paced_rates(most, single):
+            background = tuple(f"{x}.{c}.{op}.{x}@{_rate_label(rate)}" for c in cores)
+            plan.add(Case("loaded-latency", (chase,), background,
+                          purpose=f"latency chase beside {most} {op} stream(s) paced to {rate * most:.3g} GB/s"
+                                  " in all"))
+
+
+def _peak(plan: SuitePlan, home) -> None:
+    """Every CPU of the home node streaming its local memory in the foreground."""
+    x = home.id
+    for op in ("r", "w", "t"):
+        threads = tuple(f"{x}.{c}.{op}.{x}" for c in range(len(home.cpus)))
+        plan.add(Case("peak", threads, purpose=f"every CPU of node {x} streaming ({op}) local memory: the peak"),
+                 group="peak")
+
+
+def suite_plan(host: Host, stream_GBps: dict | None = None, size_bytes: int | None = None) -> SuitePlan:
+    """Every case of the suite for ``host``, planned without running anything.
+
+    ``stream_GBps`` maps each streaming op (r, w, t) to one unthrottled thread's
+    bandwidth (what :func:`~simnuma.bench.estimate.probe_host` measures); the
+    paced loaded-latency cases are planned against it, and skipped without it.
+    ``size_bytes`` is the size of each array (default: as the benchmark's).
+    """
+    plan = SuitePlan(host, size_bytes or default_size_bytes(host))
+    home = _home_node(host)
+    others = [n for n in host.nodes if n.cpus and n.has_memory and n.id != home.id]
+    nearest = _nearest(host, home, others)
+    _singles(host, plan)
+    if len(home.cpus) >= 2:
+        _same_node_pairs(plan, home, nearest)
+    else:
+        plan.skipped.append({"case": f"{home.id}.0.w.{home.id} {home.id}.1.w.{home.id}", "kind": "same-node",
+                             "reason": f"node {home.id} has only one CPU"})
+    if nearest is not None:
+        _crossfire_pairs(host, plan, home, nearest)
+    _loaded_writers(host, plan, home)
+    _loaded_latency(plan, home, stream_GBps)
+    _peak(plan, home)
+    return plan
+
+
+def suite_cases(host: Host, stream_GBps: dict | None = None, size_bytes: int | None = None) -> tuple:
+    """``(cases, skipped)`` for ``host``; skipped entries say why a case does not fit (see :func:`suite_plan`)."""
+    plan = suite_plan(host, stream_GBps, size_bytes)
+    return plan.cases, plan.skipped

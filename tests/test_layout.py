@@ -1,0 +1,29 @@
+"""The layout shows the architecture: small modules, packages that say what they hold, thin commands."""
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "simnuma"
+MOST_LINES = 500
+MODULES = sorted(PACKAGE.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_no_module_is_over_500_lines(path):
+    assert len(path.read_text(encoding="utf-8").splitlines()) <= MOST_LINES
+
+
+@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("__init__.py")), ids=lambda p: str(p.parent.name))
+def test_every_package_says_what_lives_in_it(path):
+    doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
+    assert doc and len(doc) > 40
+
+
+@pytest.mark.parametrize("path", sorted((PACKAGE / "commands").glob("*.py")), ids=lambda p: p.name)
+def test_command_modules_hold_argparse_and_printing_only(path):
+    """No simulation, table or file format is defined in a command module: they import what they run."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    classes = [n.name for n in tree.body if isinstance(n, ast.ClassDef)]
+    assert not classes, classes
+    assert len(path.read_text(encoding="utf-8").splitlines()) <= 250
