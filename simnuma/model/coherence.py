@@ -61,7 +61,7 @@ class Coherence:
     def start(self, thread, requester: int, home: int, is_write: bool, address=None,
               victim_address=None) -> Transaction:
         pending = 1 + len(self.probe_targets[home])
-        txn = Transaction(thread, requester, home, is_write, pending, self.env._now, address, victim_address)
+        txn = Transaction(thread, requester, home, is_write, pending, self.env.now_ns, address, victim_address)
         self.started += 1
         self.sris[requester].inject(Packet("read_req", txn, requester, home, ()))
         return txn
@@ -109,7 +109,7 @@ class Coherence:
         if home != requester:
             sri.inject(Packet("source_done", txn, requester, home, ()))
         if thread.hold_ns:
-            call_at(self.env, self.env._now + thread.hold_ns, self._retire, txn)
+            call_at(self.env, self.env.now_ns + thread.hold_ns, self._retire, txn)
         else:
             self._retire(txn)
 

@@ -95,7 +95,7 @@ class Thread:
         self._issue()
 
     def _issue(self) -> None:
-        now = self.env._now
+        now = self.env.now_ns
         while self.outstanding < self.window and not self.stopped:
             if self.to_issue is not None and self.issued >= self.to_issue:
                 return
@@ -132,7 +132,7 @@ class Thread:
     def filled(self, txn) -> None:
         """The miss has its data and every probe response."""
         self.completed += 1
-        self.latency.add(self.env._now - txn.issued_ns)
+        self.latency.add(self.env.now_ns - txn.issued_ns)
         if self.completed == self.watch_at:
             self.watch_at = -1
             self.watch_event.succeed()
@@ -150,7 +150,7 @@ class Thread:
         self.outstanding -= 1
         if self.to_issue is not None and self.issued >= self.to_issue:
             if self.outstanding == 0 and self.finish_ns is None:
-                self.finish_ns = self.env._now
+                self.finish_ns = self.env.now_ns
                 if self.on_finish is not None:
                     self.on_finish(self)
             return

@@ -19,8 +19,7 @@ from __future__ import annotations
 from collections import deque
 from heapq import heappop, heappush
 
-from simpy.events import NORMAL
-from .events import later
+from .events import grant_at
 
 __all__ = ["CreditPool", "release_buffers"]
 
@@ -47,12 +46,7 @@ class CreditPool:
         """Call ``fn(arg)`` once a slot is held (now, later, or when one is freed)."""
         ready = self.ready
         if ready:
-            t = heappop(ready)
-            env = self.env
-            if t <= env._now:
-                fn(arg)
-            else:  # call_at, inlined
-                heappush(env._queue, (t, NORMAL, next(env._eid), later(fn, arg)))
+            grant_at(self.env, heappop(ready), fn, arg)
         else:
             self.waiters.append((fn, arg))
 
@@ -69,11 +63,7 @@ class CreditPool:
         """Make a slot usable again from ``ready_ns`` (a waiting request gets it then)."""
         if self.waiters:
             fn, arg = self.waiters.popleft()
-            env = self.env
-            if ready_ns <= env._now:
-                fn(arg)
-            else:
-                heappush(env._queue, (ready_ns, NORMAL, next(env._eid), later(fn, arg)))
+            grant_at(self.env, ready_ns, fn, arg)
         else:
             heappush(self.ready, ready_ns)
 

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import math
 
+
 from .packet import LINE_BYTES
 
 __all__ = ["CurveMemory", "curve_latency_ns", "WINDOW_NS"]
@@ -123,7 +124,7 @@ class CurveMemory:
         return self.peak_GBps
 
     def submit(self, pkt, is_write: bool, _line_address) -> None:
-        now = self.env._now
+        now = self.env.now_ns
         decay = math.exp(-(now - self.last_ns) / WINDOW_NS)
         self.last_ns = now
         self.rate = self.rate * decay + 1.0 / WINDOW_NS   # each arrival adds 1/window: the mean is the rate

@@ -181,7 +181,7 @@ class DRAM:
         ch = self.channels[(line_address >> cs) & cm]
         rank = (line_address >> rs) & rm
         bank = rank * self.banks_per_rank + ((line_address >> bs) & bm)
-        now = self.env._now
+        now = self.env.now_ns
         req = _Request(pkt, is_write, rank, bank, (line_address >> ws) & wm, now, ch.banks[bank], ch.ranks[rank])
         ch.queue.append(req)
         if self.write_burst:
@@ -221,7 +221,7 @@ class DRAM:
 
     def _burst(self, on: bool) -> None:
         """A write burst begins or ends: every channel decides afresh (after the current event)."""
-        now = self.env._now
+        now = self.env.now_ns
         self.draining = on
         if on:
             self.drain_ns = now
@@ -233,7 +233,7 @@ class DRAM:
 
     def _schedule(self, ch: _Channel, col_ns: float, pending=None) -> None:
         """A decision is due at ``col_ns``; ``pending`` is the one made already, if any (see :meth:`_confirm`)."""
-        now = self.env._now
+        now = self.env.now_ns
         ch.token += 1
         ch.pending = pending
         if col_ns <= now:
@@ -247,7 +247,7 @@ class DRAM:
         ch, token = item
         if token != ch.token:
             return  # superseded by an earlier decision
-        now = self.env._now
+        now = self.env.now_ns
         queue = ch.queue
         pending, ch.pending = ch.pending, None
         while queue:
@@ -412,7 +412,7 @@ class DRAM:
         rank = ch.ranks[req.rank]
         if data + self.burst_ns > rank.refresh_due_ns:
             self._refresh(ch, rank, req.rank, data + self.burst_ns)
-            col, data, act = self._timing(ch, req, self.env._now)
+            col, data, act = self._timing(ch, req, self.env.now_ns)
         queue = ch.queue
         if k:
             for j in range(k):

@@ -1,4 +1,11 @@
-"""The scheduling primitives the hot path uses.
+"""The scheduling primitives the hot path uses, and the one module that touches SimPy's internals.
+
+SimPy stays the event loop; to keep a packet hop cheap the model pushes
+entries onto its event heap directly, reads its clock without the property,
+and makes packets events of their own.  Those uses of SimPy internals
+(``Environment._now``, ``_queue``, ``_eid``, the heap entry layout, an event's
+``callbacks`` and ``_ok``) live here and nowhere else; ``pyproject.toml`` pins
+SimPy to the versions ``tests/model/test_events.py`` checks them against.
 
 Components never start a SimPy process per packet: they schedule a bare,
 already-triggered :class:`simpy.events.Event` whose only callback calls a bound
@@ -9,13 +16,55 @@ reads, so its hops allocate nothing.
 """
 from __future__ import annotations
 
-from heapq import heappush
+from heapq import heappop, heappush
 
-from simpy.events import NORMAL
+import simpy
+from simpy.core import EmptySchedule, StopSimulation
+from simpy.events import NORMAL, URGENT
 
-from .packet import Packet
+__all__ = ["Environment", "HeapEvent", "Call", "call_at", "grant_at", "deliver_at", "later"]
 
-__all__ = ["Call", "call_at", "deliver_at", "later"]
+
+class Environment(simpy.Environment):
+    """SimPy's environment with its clock also in a plain attribute, ``now_ns``.
+
+    Components read the time on every event; an attribute costs a third of
+    the ``now`` property's call.  :meth:`step` is SimPy 4.1's, setting both.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.now_ns = self._now
+
+    def step(self) -> None:
+        try:
+            self.now_ns = self._now = (entry := heappop(self._queue))[0]
+        except IndexError:
+            raise EmptySchedule from None
+        event = entry[3]
+        callbacks, event.callbacks = event.callbacks, None
+        try:
+            for callback in callbacks:
+                callback(event)
+        except StopSimulation:
+            event.callbacks = callbacks[callbacks.index(callback) + 1:]
+            self.schedule(event, URGENT - 1)
+            raise
+        if not event._ok and not hasattr(event, "_defused"):
+            exc = type(event._value)(*event._value.args)
+            exc.__cause__ = event._value
+            raise exc
+
+
+class HeapEvent:
+    """What SimPy's event loop reads of an event: ``callbacks`` (set while on the heap) and ``_ok``.
+
+    A :class:`~simnuma.model.packet.Packet` is one, so that a packet on its way
+    between two components is itself the event that delivers it.
+    """
+
+    __slots__ = ("callbacks",)
+    _ok = True    # already triggered, successfully
 
 
 def _fire(event) -> None:
@@ -58,14 +107,24 @@ def deliver_at(env, when_ns: float, pkt, callbacks: tuple) -> None:
     The packet is the event: SimPy calls ``callbacks[0](pkt)``.  A packet is
     in one place at a time, so it is on the event heap at most once.
     """
-    _claim(pkt, callbacks)
+    if pkt.callbacks is not None:   # _claim, inlined: every hop of every packet comes through here
+        _claim(pkt, callbacks)
+    pkt.callbacks = callbacks
     now = env._now
     heappush(env._queue, (when_ns if when_ns > now else now, NORMAL, next(env._eid), pkt))
 
 
+def grant_at(env, when_ns: float, fn, arg) -> None:
+    """Call ``fn(arg)`` now if ``when_ns`` has come, else at ``when_ns`` (a credit or buffer slot granted)."""
+    if when_ns <= env._now:
+        fn(arg)
+    else:
+        heappush(env._queue, (when_ns, NORMAL, next(env._eid), later(fn, arg)))
+
+
 def later(fn, arg):
     """The event that calls ``fn(arg)``: ``arg`` itself where it is a packet (see :func:`deliver_at`), else a Call."""
-    if type(arg) is Packet:
+    if isinstance(arg, HeapEvent):
         _claim(arg, (fn,))
         return arg
     return Call(fn, arg)

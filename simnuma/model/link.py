@@ -26,10 +26,8 @@ from __future__ import annotations
 
 from heapq import heappop, heappush
 
-from simpy.events import NORMAL
-
 from .credit import CreditPool
-from .events import later
+from .events import deliver_at, grant_at
 from .packet import NOP_BYTES, POSTED, RESPONSE, VC_NAMES
 
 __all__ = ["LinkDirection", "LinkBuffers"]
@@ -67,11 +65,7 @@ class LinkBuffers(CreditPool):
         # give_back(t), inlined: every packet on every hop comes through here (a call costs 1-3% of exact mode)
         if self.waiters:
             fn, arg = self.waiters.popleft()
-            env = self.env
-            if t <= env._now:
-                fn(arg)
-            else:
-                heappush(env._queue, (t, NORMAL, next(env._eid), later(fn, arg)))
+            grant_at(self.env, t, fn, arg)
         else:
             heappush(self.ready, t)
         return t
@@ -127,7 +121,7 @@ class LinkDirection:
         """Queue ``pkt`` (held in a buffer at ``src``) for this direction."""
         pool = self.cmd_pools[pkt.vc]
         ready = pool.ready
-        if ready and ready[0] <= self.env._now:  # a credit is here now: take it without a callback
+        if ready and ready[0] <= self.env.now_ns:  # a credit is here now: take it without a callback
             heappop(ready)
             self._got_command_credit(pkt)
         else:
@@ -141,7 +135,7 @@ class LinkDirection:
 
     def _transmit(self, pkt) -> None:
         env = self.env
-        now = env._now
+        now = env.now_ns
         cmd_ns = pkt.cmd_bytes * self.ns_per_byte
         data_bytes = pkt.data_bytes
         if data_bytes:
@@ -176,6 +170,4 @@ class LinkDirection:
             pkt.tail_ns = arrive_ns
             arrive_ns -= data_ns
         pkt.lag_ns = 0.0
-        pkt.callbacks = self.deliver   # deliver_at, inlined
-        now = env._now
-        heappush(env._queue, (arrive_ns if arrive_ns > now else now, NORMAL, next(env._eid), pkt))
+        deliver_at(env, arrive_ns, pkt, self.deliver)

@@ -64,7 +64,7 @@ class MCT:
         self.queue.request(self._admitted, pkt)
 
     def _admitted(self, pkt) -> None:
-        release_buffers(pkt, self.env._now)
+        release_buffers(pkt, self.env.now_ns)
         txn = pkt.txn
         if pkt.kind == "victim":
             self.memory.submit(pkt, True, txn.victim_address)
@@ -85,7 +85,7 @@ class MCT:
         self.pools[RESPONSE].request(self._send_data, resp)
 
     def _send_data(self, pkt) -> None:
-        now = self.env._now
+        now = self.env.now_ns
         self.queue.release(now)
         self._enter_xbar(pkt, RESPONSE)
 
@@ -154,7 +154,7 @@ class FifoMemory:
         self.reads = self.writes = 0
 
     def submit(self, pkt, is_write: bool, _line_address) -> None:
-        now = self.env._now
+        now = self.env.now_ns
         start = self.free_at if self.free_at > now else now
         service = self.transfer_ns + self.loss_ns * self.rng()
         self.free_at = start + service

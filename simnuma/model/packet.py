@@ -8,6 +8,8 @@ interleaving inside a link (a packet is serialised as one block).
 """
 from __future__ import annotations
 
+from .events import HeapEvent
+
 __all__ = ["Packet", "VC_NAMES", "REQUEST", "POSTED", "RESPONSE", "PROBE", "KINDS", "LINE_BYTES", "NOP_BYTES"]
 
 LINE_BYTES = 64
@@ -28,13 +30,14 @@ KINDS = {
 }
 
 
-class Packet:
-    """One packet in flight: what it is, where it goes, which buffer it holds."""
+class Packet(HeapEvent):
+    """One packet in flight: what it is, where it goes, which buffer it holds.
+
+    It is its own event on SimPy's heap while it travels (:func:`~simnuma.model.events.deliver_at`).
+    """
 
     __slots__ = ("kind", "vc", "cmd_bytes", "data_bytes", "txn", "src", "dst", "path", "hop",
-                 "held", "held_data", "lag_ns", "tail_ns", "callbacks")
-
-    _ok = True    # a packet in flight is its own (already triggered) SimPy event: see events.deliver_at
+                 "held", "held_data", "lag_ns", "tail_ns")
 
     def __init__(self, kind: str, txn, src: int, dst: int, path: tuple):
         vc, cmd, data = KINDS[kind]

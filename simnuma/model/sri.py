@@ -63,12 +63,12 @@ class SRI:
         self.probe_queue.request(self._lookup, pkt)
 
     def _lookup(self, pkt) -> None:
-        now = self.env._now
+        now = self.env.now_ns
         pkt.held.release(now)
         deliver_at(self.env, now + self.lookup_ns, pkt, self.answer)
 
     def _answer(self, probe) -> None:
-        self.probe_queue.release(self.env._now)
+        self.probe_queue.release(self.env.now_ns)
         txn = probe.txn
         if txn.requester == self.index:
             self.coherence.local_probe_response(txn)

@@ -24,6 +24,7 @@ import simpy
 from ..errors import SpecError
 from ..topology import Topology, load_topology
 from ..workload import MODEL_OPS, ThreadSpec, Workload
+from .events import Environment
 from .coherence import Coherence
 from .core import OP_PATTERNS, Thread
 from .link import LinkDirection
@@ -52,7 +53,7 @@ class System:
         self.workload = workload
         self.seed = seed
         self.rng = random.Random(seed)
-        self.env = env = simpy.Environment()
+        self.env = env = Environment()
         self.ids = topology.node_ids
         index = {nid: i for i, nid in enumerate(self.ids)}
         self.index = index

@@ -32,7 +32,7 @@ def enter_fabric(env, pkt, delay_ns: float, xbar) -> None:
         pkt.hop = 1
         pkt.path[0].send(pkt)
     else:
-        deliver_at(env, env._now + delay_ns, pkt, xbar.deliver)
+        deliver_at(env, env.now_ns + delay_ns, pkt, xbar.deliver)
 
 
 class XBar:
@@ -61,5 +61,5 @@ class XBar:
         elif kind == "probe":
             self.sri.probe_in(pkt)
         else:  # read_resp, probe_resp, source_done
-            release_buffers(pkt, self.sri.env._now)
+            release_buffers(pkt, self.sri.env.now_ns)
             self.coherence.delivered(pkt)

@@ -1,0 +1,71 @@
+"""SimPy's internals are used in one module (events.py), against the SimPy versions pyproject pins."""
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+import simpy
+
+from simnuma.model.events import Environment
+
+ROOT = Path(__file__).resolve().parents[2]
+INTERNALS = re.compile(r"\._now\b|\._queue\b|\._eid\b|\b_ok\b|\._value\b")
+
+
+def test_only_events_py_touches_simpy_internals():
+    offenders = [str(p.relative_to(ROOT)) for p in (ROOT / "simnuma").rglob("*.py")
+                 if p.name != "events.py" and INTERNALS.search(p.read_text(encoding="utf-8"))]
+    assert not offenders, offenders
+
+
+def test_the_installed_simpy_is_in_the_pinned_range():
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    (pin,) = [d for d in deps if d.startswith("simpy")]
+    assert pin.startswith("simpy>=4.1,<4.2")
+    major, minor = (int(x) for x in simpy.__version__.split(".")[:2])
+    assert (major, minor) == (4, 1)
+
+
+def _story(env):
+    """Processes, timeouts, a run until an event, until a time, and a failure: what happened, and when."""
+    log = []
+
+    def worker(name, delay):
+        for k in range(3):
+            yield env.timeout(delay)
+            log.append((env.now, name, k))
+        return name
+
+    a = env.process(worker("a", 1.5))
+    env.process(worker("b", 2.0))
+    log.append(("until a", env.run(until=a), env.now))
+    env.run(until=5.0)
+    log.append(("until 5", env.now))
+
+    def failing():
+        yield env.timeout(1)
+        raise ValueError("boom")
+
+    env.process(failing())
+    with pytest.raises(ValueError, match="boom"):
+        env.run()
+    log.append(("failed at", env.now))
+    return log
+
+
+def test_our_step_behaves_as_simpys():
+    assert _story(Environment()) == _story(simpy.Environment())
+
+
+def test_now_ns_follows_the_clock():
+    env = Environment()
+    seen = []
+
+    def watch():
+        for delay in (0.5, 2.25, 7.0):
+            yield env.timeout(delay)
+            seen.append((env.now_ns, env.now))
+
+    env.process(watch())
+    env.run()
+    assert seen == [(0.5, 0.5), (2.75, 2.75), (9.75, 9.75)]
