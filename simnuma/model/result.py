@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import copy
 import re
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 
 from .. import __version__
 
@@ -201,10 +201,8 @@ class Result:
 
 
 def _thread(raw: dict) -> ThreadResult:
-    latency = raw.get("latency_ns") or {}
-    values = {f.name: raw.get(f.name) for f in fields(ThreadResult) if f.name != "_raw"}
-    values["latency_ns"] = _section(Latency, latency)
-    return ThreadResult(**values, _raw=raw)
+    """A ThreadResult whose latency is a Latency too."""
+    return replace(_section(ThreadResult, raw), latency_ns=_section(Latency, raw.get("latency_ns") or {}))
 
 
 def _unpack(system, snap):

@@ -5,7 +5,7 @@ import dataclasses
 
 import pytest
 
-from simnuma import simulate
+from simnuma import load_topology, simulate
 from simnuma.model.result import Bottleneck, LinkResult, MemoryResult, QueueResult, Result, ThreadResult
 
 
@@ -44,10 +44,8 @@ def test_the_json_is_unchanged_by_the_typed_view(result):
 
 
 def test_a_fifo_memory_reports_no_dram_fields():
-    from simnuma import load_topology
-
     fifo = load_topology("quartet").with_parameters({"defaults.memory.model": "fifo", "defaults.memory.bandwidth": "6.4 GB/s",
-                                                           "defaults.memory.efficiency": 0.8})
+                                                     "defaults.memory.efficiency": 0.8})
     r = simulate(fifo, ["0.0.r.0"], size_bytes=1 << 16)
     (m, *_) = r.memory
     assert m.model == "fifo" and m.row_hits is None
