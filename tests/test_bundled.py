@@ -5,7 +5,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
-import tomllib
+try:
+    import tomllib
+except ModuleNotFoundError:   # Python 3.10
+    import tomli as tomllib
 
 from simnuma import bundled
 

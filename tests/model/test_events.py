@@ -1,6 +1,9 @@
 """SimPy's internals are used in one module (events.py), against the SimPy versions pyproject pins."""
 import re
-import tomllib
+try:
+    import tomllib
+except ModuleNotFoundError:   # Python 3.10
+    import tomli as tomllib
 from pathlib import Path
 
 import pytest
