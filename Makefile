@@ -12,7 +12,7 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 run: $(VENV)/.installed
-	$(VENV)/bin/simnuma reproduce -o results
+	$(VENV)/bin/simnuma reproduce -o results --cache .simnuma-cache
 
 test: $(VENV)/.installed
 	$(VENV)/bin/ruff check simnuma tests benchmarks
@@ -26,4 +26,4 @@ bench: $(VENV)/.installed
 	$(PY) benchmarks/reproduce.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis .simnuma-cache

@@ -26,7 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from run import bare_event_rate  # noqa: E402
 
-from simnuma.study import bundled_studies, default_workers, load_study, run_studies  # noqa: E402
+from simnuma.runner import default_workers  # noqa: E402
+from simnuma.study import bundled_studies, load_study, run_studies  # noqa: E402
 
 REFERENCE_BARE_EVENTS = 135.6e6  # simnuma 0.1.0 (FIFO memory), all bundled studies, seed 1
 REQUIRED_RATIO = 1.25

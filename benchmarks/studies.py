@@ -20,7 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from simnuma.study import default_workers, load_study, run_studies  # noqa: E402
+from simnuma.runner import default_workers  # noqa: E402
+from simnuma.study import load_study, run_studies  # noqa: E402
 from simnuma.units import parse_size_bytes  # noqa: E402
 
 DEFAULT_STUDIES = ("quartet-hops", "quartet-equal-hops", "quartet-local-readers", "x6440-stream")

@@ -1,7 +1,8 @@
 """simnuma: discrete-event simulation of ccNUMA interconnects.
 
-The public API is small: load a board, describe threads in the
-``N.C.op.M[@RATE]`` notation, simulate, and compare with measurements.
+The public API is small: load a board, describe a case in the
+``FOREGROUND [+ BACKGROUND]`` notation of ``N.C.op.M[@RATE]`` threads, simulate
+it (or many, with a Runner), and compare with measurements.
 """
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ __version__ = "0.1.0"
 from .errors import BenchError, CalibrationError, SimnumaError, SpecError, TopologyError
 from .topology import Topology, bundled_topologies, load_topology, parse_topology
 from .workload import ThreadSpec, Workload, parse_spec
+from .case import Case, baseline_case, parse_case
 from .model import simulate
 from .model.result import Bottleneck, Latency, LinkResult, MemoryResult, QueueResult, Result, ThreadResult
+from .runner import Job, ResultCache, Runner
 
 __all__ = [
     "__version__",
@@ -27,7 +30,13 @@ __all__ = [
     "ThreadSpec",
     "Workload",
     "parse_spec",
+    "Case",
+    "parse_case",
+    "baseline_case",
     "simulate",
+    "Job",
+    "Runner",
+    "ResultCache",
     "Result",
     "ThreadResult",
     "Latency",

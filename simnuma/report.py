@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 
+from .tables import text_table
 from .model.result import bottleneck_text
 
 __all__ = ["render_result", "fmt_ns", "fmt_pct"]
@@ -20,16 +21,6 @@ def fmt_ns(ns) -> str:
 
 def fmt_pct(value) -> str:
     return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.1f}%"
-
-
-def _table(headers, rows) -> list:
-    widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows else len(str(h))
-              for i, h in enumerate(headers)]
-    line = "  ".join(f"{h:<{w}}" for h, w in zip(headers, widths))
-    out = [line, "  ".join("-" * w for w in widths)]
-    for r in rows:
-        out.append("  ".join(f"{str(c):<{w}}" for c, w in zip(r, widths)))
-    return out
 
 
 def _memory_limit(m: dict) -> str:
@@ -55,23 +46,23 @@ def render_result(data: dict, queues: int = 6) -> str:
         lat = t["latency_ns"]
         rows.append([t["spec"], t["role"][:2], fmt_ns(t["time_ns"]), fmt_pct(t["percent_of_local_read"]),
                      f"{t['bandwidth_GBps']:.3f}", f"{lat['mean']:.1f}", f"{lat['p50']:.1f}", f"{lat['p99']:.1f}"])
-    out += _table(["thread", "", "time", "% of 0.0.r.0", "GB/s", "lat mean ns", "p50", "p99"], rows)
+    out += text_table(["thread", "", "time", "% of 0.0.r.0", "GB/s", "lat mean ns", "p50", "p99"], rows)
     out.append(f"makespan {fmt_ns(data['makespan_ns'])} = {fmt_pct(data['makespan_percent'])} of one idle "
                f"local reader ({fmt_ns(data['baseline_ns'])})")
     out.append("")
     rows = [[f"{l['src']}->{l['dst']}", f"{l['bandwidth_GBps']:.3f}", f"{100 * l['utilization']:.1f}%",
              f"{100 * l['data_utilization']:.1f}%", f"{100 * l['control_utilization']:.1f}%"]
             for l in data["links"]]
-    out += _table(["link", "GB/s", "busy", "data", "control"], rows)
+    out += text_table(["link", "GB/s", "busy", "data", "control"], rows)
     out.append("")
     rows = [[f"N{m['node']}", m.get("model", "fifo"), f"{m['bandwidth_GBps']:.3f}", _memory_limit(m),
              f"{100 * m['utilization']:.1f}%", _dram_detail(m)]
             for m in data["memory"]]
-    out += _table(["memory", "model", "GB/s", "peak", "busy", "rows hit / conflict, turnarounds per line"], rows)
+    out += text_table(["memory", "model", "GB/s", "peak", "busy", "rows hit / conflict, turnarounds per line"], rows)
     out.append("")
     rows = [[q["name"], q["capacity"], f"{q['mean_occupancy']:.2f}", f"{100 * q['full_fraction']:.1f}%"]
             for q in data["queues"][:queues]]
-    out += _table(["fullest buffers", "slots", "mean occupancy", "time full"], rows)
+    out += text_table(["fullest buffers", "slots", "mean occupancy", "time full"], rows)
     b = data["bottleneck"]
     out.append("")
     out.append(f"bottleneck: {bottleneck_text(b)}")

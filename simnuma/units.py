@@ -24,7 +24,10 @@ __all__ = [
     "format_bandwidth",
     "format_frequency",
     "KINDS",
+    "LINE_BYTES",
 ]
+
+LINE_BYTES = 64   # the cache line: every thread strides by it, every memory transaction moves one
 
 
 class UnitError(ValueError):

@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .tables import text_table
 from . import __version__
 from .calibrate import predict, read_calibration_record
 from .errors import CalibrationError
@@ -182,7 +183,7 @@ class Validation:
 
     def render_text(self) -> str:
         out = self._header_lines() + [""]
-        out += _table(["case", "metric", "measured", "predicted", "error"], self._table_rows())
+        out += text_table(["case", "metric", "measured", "predicted", "error"], self._table_rows())
         out.append(self._summary_line())
         out += self._group_lines()
         out += self._caveat_lines()
@@ -254,14 +255,6 @@ def _num(x: float) -> str:
 
 def _md(text: str) -> str:
     return str(text).replace("|", "\\|")
-
-
-def _table(headers, rows) -> list:
-    widths = [max([len(str(h))] + [len(str(r[i])) for r in rows]) for i, h in enumerate(headers)]
-    lines = ["  ".join(f"{h:<{w}}" for h, w in zip(headers, widths)).rstrip(),
-             "  ".join("-" * w for w in widths)]
-    lines += ["  ".join(f"{str(c):<{w}}" for c, w in zip(r, widths)).rstrip() for r in rows]
-    return lines
 
 
 # ------------------------------------------------------------------ running

@@ -3,6 +3,7 @@ import doctest
 from pathlib import Path
 
 import simnuma
+import simnuma.tables
 import simnuma.units
 
 API_PAGE = Path(__file__).resolve().parent.parent / "docs" / "api.md"
@@ -20,6 +21,6 @@ def test_the_api_page_names_every_public_name():
 
 
 def test_the_docstring_examples_run():
-    for module in (simnuma.units,):
+    for module in (simnuma.units, simnuma.tables):
         failed, tried = doctest.testmod(module)
         assert tried and failed == 0, module.__name__

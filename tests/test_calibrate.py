@@ -383,7 +383,7 @@ def test_default_cases_single_threads_idle_chase_on_huge_pages_and_peaks():
     assert left_out == []
     assert [c.name for c in choose_cases(huge)[0]] == ["0.0.r.0", "0.0.l.0"]        # without the board: no peaks
     named, _ = choose_cases(huge, ["0.0.l.0 bg 0.1.r.0", "0.0.r.0 0.1.w.0"], board)
-    assert [c.name for c in named] == ["0.0.l.0 bg 0.1.r.0", "0.0.r.0 0.1.w.0"]
+    assert [c.name for c in named] == ["0.0.l.0 + 0.1.r.0", "0.0.r.0 0.1.w.0"]
 
 
 @pytest.mark.parametrize("fraction, reason", [

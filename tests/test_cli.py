@@ -9,7 +9,7 @@ from simnuma.cli import main
 @pytest.mark.parametrize("argv, prog, message", [
     ([], "simnuma", "required: COMMAND"),
     (["frob"], "simnuma", "invalid choice: 'frob'"),
-    (["run"], "simnuma run", "required: TOPO, SPEC"),
+    (["run"], "simnuma run", "required: TOPO, CASE"),
     (["run", "quartet", "0.0.r.0", "--bogus"], "simnuma", "unrecognized arguments: --bogus"),
     (["reproduce", "--jobs", "0"], "simnuma reproduce", "argument --jobs: expected a whole number >= 1, got '0'"),
     (["calibrate", "quartet", "m.yaml", "-o", "c.yaml", "--jobs", "x"], "simnuma calibrate",

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from simnuma.errors import CalibrationError
-from simnuma.measurements import METRICS, load_measurements, parse_case, reference_datasets, resolve_reference
+from simnuma.measurements import METRICS, load_measurements, reference_datasets, resolve_reference
 
 
 def bench_report(threads, cpu="Test CPU 9000", nodes=((0, [0, 1]),), size=1 << 20, date="2026-01-02T03:04:05Z"):
@@ -87,7 +87,7 @@ def test_reference_with_background_threads_and_units(tmp_path):
     first, second = list(data)
     assert first.case.threads == ("0.0.w.0", "0.1.w.0")
     assert first.case.background == ("1.0.r.1@0.5GB/s",)
-    assert first.case.name == "0.0.w.0 0.1.w.0 bg 1.0.r.1@0.5GB/s"
+    assert first.case.name == "0.0.w.0 0.1.w.0 + 1.0.r.1@0.5GB/s"
     assert not first.case.single_thread
     assert first.value == pytest.approx(0.8)
     assert second.value == pytest.approx(100.0)
@@ -144,7 +144,7 @@ def test_bench_report_threads_become_measurements(tmp_path):
     assert len(data) == 1  # background threads are load, not measurements
     m = data.measurements[0]
     assert (m.metric, m.thread, m.value) == ("thread_GBps", "0.0.w.0", 5.5)
-    assert m.case.name == "0.0.w.0 bg 0.1.r.0@2GB/s"
+    assert m.case.name == "0.0.w.0 + 0.1.r.0@2GB/s"
     assert m.size_bytes == 1 << 20
     assert data.machine.cpu_model == "Test CPU 9000"
     assert data.machine.nodes == ((0, 2, True),)
@@ -212,13 +212,6 @@ def test_bad_json_files(tmp_path, content, message):
     path.write_text(content)
     with pytest.raises(CalibrationError, match=message):
         load_measurements(path)
-
-
-def test_parse_case_forms():
-    assert parse_case("0.0.r.1").name == "0.0.r.1"
-    assert parse_case("0.0.w.0 0.1.w.0 bg 1.0.r.1@0.5GB/s").background == ("1.0.r.1@0.5GB/s",)
-    assert parse_case(["0.0.w.0"], ["1.0.r.1@500MB/s"]).name == "0.0.w.0 bg 1.0.r.1@0.5GB/s"
-    assert parse_case("0.0.r.0 0.1.t.0").ops == frozenset({"r", "t"})
 
 
 # ------------------------------------------------------------------ report versions

@@ -1,4 +1,4 @@
-"""Studies: the case notation, study validation, claim checks, and ``simnuma reproduce``."""
+"""Studies: study validation, claim checks, and ``simnuma reproduce``."""
 from __future__ import annotations
 
 import csv
@@ -13,11 +13,9 @@ from simnuma.study import (
     CLAIM_KINDS,
     CaseMetrics,
     StudyError,
-    background_threads,
     bundled_studies,
     evaluate_claim,
     load_study,
-    parse_case,
     parse_study,
     plan_jobs,
 )
@@ -57,46 +55,6 @@ def write(tmp_path, text, name="study.yaml"):
     path = tmp_path / name
     path.write_text(textwrap.dedent(text))
     return path
-
-
-# ---------------------------------------------------------------- notation
-
-def test_parse_case_canonical_text():
-    case = parse_case("  0.0.w.1   1.0.w.0 +  full@very-high ")
-    assert case.text == "0.0.w.1 1.0.w.0 + full@very-high"
-    assert case.rate_GBps == 4.0 and case.subscription == "full" and case.load == "very-high"
-    assert parse_case("0.0.r.0 + high@idle").text == "0.0.r.0"
-    assert parse_case("0.0.r.0 + high@2GB/s").load == "2GB/s"
-    explicit = parse_case("0.0.r.0 + 2.0.r.2@4GB/s")
-    assert explicit.load == "custom" and explicit.text == "0.0.r.0 + 2.0.r.2@4GB/s"
-
-
-@pytest.mark.parametrize("text,message", [
-    ("", "expected a case"),
-    ("+ high@low", "no foreground thread"),
-    ("0.0.r.0 +", "nothing after '+'"),
-    ("0.0.r.0 + hihg@low", "did you mean"),
-    ("0.0.r.0 + high@loud", "unknown load"),
-    ("0.0.r.0 + high@low full@low", "at most one background set"),
-    ("0.0.x.0", "unknown op"),
-])
-def test_parse_case_errors(text, message):
-    from simnuma.errors import SpecError
-
-    with pytest.raises(SpecError) as exc:
-        parse_case(text)
-    assert message in str(exc.value)
-
-
-def test_subscriptions_place_threads_as_the_note():
-    quartet = load_topology("quartet")
-    high = background_threads(quartet, parse_case("0.0.w.1 1.0.w.0 + high@low"))
-    assert [s.label for s in high] == ["0.1.r.0@0.5GB/s", "1.1.r.1@0.5GB/s", "2.0.r.2@0.5GB/s", "3.0.r.3@0.5GB/s"]
-    full = background_threads(quartet, parse_case("0.0.w.1 1.0.w.3 + full@very-high"))
-    assert sorted((s.node, s.core) for s in full) == [(0, 1), (1, 1), (2, 0), (2, 1), (3, 0), (3, 1)]
-    assert all(s.op == "r" and s.mem_node == s.node and s.rate_GBps == 4.0 for s in full)
-    others = background_threads(quartet, parse_case("0.0.w.0 0.1.w.1 + others@medium"))
-    assert [s.label for s in others] == ["1.0.r.1@1.5GB/s", "2.0.r.2@1.5GB/s", "3.0.r.3@1.5GB/s"]
 
 
 # ---------------------------------------------------------------- validation
@@ -255,6 +213,17 @@ def read_csv(path):
         return list(csv.DictReader(fh))
 
 
+def test_reproduce_with_a_cache_answers_the_second_run_with_the_same_tables(tmp_path, capsys):
+    study = write(tmp_path, TINY, "tiny.yaml")
+    cache = tmp_path / "cache"
+    assert main(["reproduce", str(study), "-o", str(tmp_path / "a"), "--jobs", "1", "--cache", str(cache)]) == 0
+    assert "from the cache" not in capsys.readouterr().out
+    assert main(["reproduce", str(study), "-o", str(tmp_path / "b"), "--jobs", "1", "--cache", str(cache)]) == 0
+    assert "(6 from the cache)" in capsys.readouterr().out
+    assert (tmp_path / "a" / "tiny.csv").read_text() == (tmp_path / "b" / "tiny.csv").read_text()
+    assert "6 results from the result cache" in (tmp_path / "b" / "REPORT.md").read_text()
+
+
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_reproduce_writes_tables_report_and_figures(tmp_path, capsys, jobs):
     study = write(tmp_path, TINY, "tiny.yaml")
@@ -311,7 +280,7 @@ def test_identical_cases_are_simulated_once(tmp_path):
     b = load_study(write(tmp_path, TINY.replace("name: tiny", "name: other"), "b.yaml"))
     jobs = plan_jobs([a, b])
     assert len(jobs) == len(a.cases)  # 0.0.r.0 is also the baseline
-    hashes = {job.board_hash for job in jobs.values()}
+    hashes = {job.board for job in jobs.values()}
     assert len(hashes) == 1
 
 

@@ -116,7 +116,7 @@ def test_markdown_content():
 
 def test_csv_content():
     rows = list(csv.DictReader(io.StringIO(fixed_report().to_csv())))
-    assert [r["case"] for r in rows] == ["0.0.r.0 0.1.r.0", "0.0.w.0 0.1.w.0", "0.0.r.0 bg 0.1.r.0@1GB/s"]
+    assert [r["case"] for r in rows] == ["0.0.r.0 0.1.r.0", "0.0.w.0 0.1.w.0", "0.0.r.0 + 0.1.r.0@1GB/s"]
     assert rows[2]["background"] == "0.1.r.0@1GB/s"
     assert float(rows[0]["measured"]) == 2.0 and float(rows[0]["predicted"]) == 2.2
     assert float(rows[1]["error_percent"]) == pytest.approx(-20.0)
@@ -213,7 +213,7 @@ def test_cli_validate_writes_the_report(tmp_path):
     assert "not validated (used for calibration): 0.0.r.0" in done.stdout
     assert "mean |error|" in done.stdout
     table = list(csv.DictReader((out / "validation.csv").open()))
-    assert [r["case"] for r in table] == ["0.0.r.0 0.1.r.0", "0.0.w.0 bg 0.1.r.0@0.5GB/s"]
+    assert [r["case"] for r in table] == ["0.0.r.0 0.1.r.0", "0.0.w.0 + 0.1.r.0@0.5GB/s"]
     assert json.loads((out / "validation.json").read_text())["excluded_cases"] == ["0.0.r.0"]
 
 
@@ -242,8 +242,8 @@ def test_latency_chases_are_validated_idle_and_loaded():
     data = data_set(measurement("0.0.r.0", "0.0.r.0", 2.0), idle, loaded)
     report = validate(parse_topology(BOARD), data, board_text=with_record(["0.0.r.0"]), processes=1)
     rows = {r.measurement.case.name: r for r in report.rows}
-    assert set(rows) == {"0.0.l.0", "0.0.l.0 bg 0.1.r.0"}
-    assert 0 < rows["0.0.l.0"].predicted < rows["0.0.l.0 bg 0.1.r.0"].predicted
+    assert set(rows) == {"0.0.l.0", "0.0.l.0 + 0.1.r.0"}
+    assert 0 < rows["0.0.l.0"].predicted < rows["0.0.l.0 + 0.1.r.0"].predicted
 
 
 def test_the_header_names_what_the_calibration_did_not_identify():

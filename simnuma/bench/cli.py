@@ -1,7 +1,7 @@
 """``simnuma bench``: build and run the native stride benchmark, describe this host.
 
 - ``bench build [--print-cmd]``: compile the benchmark into the cache (or show how to build it by hand);
-- ``bench run SPEC... [--bg SPEC...] [--size] [--reps] [-o FILE.json]``: run one case;
+- ``bench run FOREGROUND [+ BACKGROUND] [--bg SPEC...] [--size] [--reps] [-o FILE.json]``: run one case;
 - ``bench host [-o FILE.yaml] [--suite DIR]``: a board description of this machine for ``simnuma topo``,
   with the memory's bandwidth-latency curves when given a suite;
 - ``bench suite [-o DIR]``: the standard cases for this host, one JSON each plus ``suite.json``.
@@ -12,7 +12,8 @@ import json
 import shlex
 import sys
 
-from ..errors import BenchError, SimnumaError
+from ..case import parse_case
+from ..errors import BenchError, SimnumaError, SpecError
 from ..fileio import write_atomic, write_json
 from ..units import parse_bandwidth_GBps
 from ..workload import parse_spec
@@ -38,8 +39,9 @@ def register(sub) -> None:
     build.add_argument("--force", action="store_true", help="rebuild even if a cached build exists")
     build.set_defaults(func=cmd_build)
 
-    run = bsub.add_parser("run", help="run threads given as N.C.op.M[@RATE] and report JSON")
-    run.add_argument("specs", nargs="+", metavar="SPEC", help="foreground threads, e.g. 0.0.r.0 0.1.w.0")
+    run = bsub.add_parser("run", help="run a case FOREGROUND [+ BACKGROUND] of threads N.C.op.M[@RATE], report JSON")
+    run.add_argument("specs", nargs="+", metavar="CASE",
+                     help="the case, e.g. 0.0.r.0 0.1.w.0 or 0.0.w.0 + 0.1.r.0@0.5GB/s")
     run.add_argument("--bg", nargs="+", action="extend", default=[], metavar="SPEC",
                      help="background threads: they run until the foreground threads end")
     _size_and_reps(run)
@@ -104,7 +106,11 @@ def _print_warnings(report: dict) -> None:
 
 
 def cmd_run(args) -> int:
-    report = run_bench(args.specs, args.bg, size_bytes=args.size, reps=args.reps,
+    case = parse_case(args.specs, args.bg)
+    if case.subscription:
+        raise SpecError(f"{case.name!r}: a named background set ({case.subscription}@{case.load}) is placed on a"
+                        " board, not on this host; give the background threads, e.g. + 0.1.r.0@0.5GB/s")
+    report = run_bench(case.threads, case.background, size_bytes=args.size, reps=args.reps,
                        allow_misplaced=args.allow_misplaced, pages=args.pages)
     if args.output:
         write_json(args.output, report)

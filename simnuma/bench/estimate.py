@@ -33,11 +33,11 @@ from dataclasses import dataclass, field
 from ..errors import BenchError
 from ..workload import parse_spec
 from .host import Host, array_count
+from ..units import LINE_BYTES  # noqa: F401 - the one definition
 
 __all__ = ["OpCost", "Probe", "probe_host", "case_seconds", "suite_seconds", "estimate_text",
            "format_duration", "LOADED_CHASE_SLOWDOWN", "STREAM_SHARING", "SETUP_SHARING", "PROBE_OPS", "PROBE_REPS", "LINE_BYTES"]
 
-LINE_BYTES = 64
 PROBE_OPS = ("r", "w", "t", "l")
 PROBE_REPS = 2
 LOADED_CHASE_SLOWDOWN = 1.5   # a chase beside streams: its pass against the idle pass

@@ -20,10 +20,10 @@ from __future__ import annotations
 from statistics import median
 
 from ..errors import BenchError
+from ..units import LINE_BYTES  # noqa: F401 - the one definition
 
 __all__ = ["merge_reports", "SPREAD_WARNING", "CPU_SHARE_WARNING", "LINE_BYTES"]
 
-LINE_BYTES = 64
 SPREAD_WARNING = 0.05       # as the native benchmark's SPREAD_WARNING
 CPU_SHARE_WARNING = 0.90    # as the native benchmark's CPU_SHARE_WARNING
 _PER_REPETITION_WARNINGS = ("repetitions spread", "of the time on its CPU")

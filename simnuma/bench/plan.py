@@ -36,12 +36,13 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 
+from ..case import SEPARATOR, Case, parse_case
 from ..errors import BenchError
 from ..units import format_bandwidth
 from ..workload import parse_spec
 from .host import Host, array_count, default_size_bytes, format_bytes
 
-__all__ = ["Case", "SuitePlan", "suite_plan", "suite_cases", "INDEX_FORMAT", "BACKGROUND_RATES", "stream_counts",
+__all__ = ["PlannedCase", "planned", "SuitePlan", "suite_plan", "suite_cases", "INDEX_FORMAT", "BACKGROUND_RATES", "stream_counts",
            "paced_rates", "MIXES", "MOST_STREAM_COUNTS", "PACED_FRACTIONS"]
 
 INDEX_FORMAT = "simnuma-bench-suite/1"
@@ -54,30 +55,40 @@ _LONGEST_STEM = 120                # report file names stay far below the 255 by
 
 
 @dataclass(frozen=True)
-class Case:
-    """One benchmark run: foreground threads, background threads, and what it is for."""
+class PlannedCase:
+    """One benchmark run of a suite: its case, the group it is planned for, and what it is for."""
 
     kind: str
-    threads: tuple
-    background: tuple = ()
+    case: Case
     purpose: str = ""
 
     @property
     def name(self) -> str:
-        name = " ".join(self.threads)
-        if self.background:
-            name += " bg " + " ".join(self.background)
-        return name
+        """The case's canonical notation."""
+        return self.case.name
+
+    @property
+    def threads(self) -> tuple:
+        return self.case.threads
+
+    @property
+    def background(self) -> tuple:
+        return self.case.background
 
     @property
     def file_name(self) -> str:
         """The case's report file: its name made safe, shortened with a digest when a file name would be long."""
-        stem = self.name.replace(" bg ", "--bg--").replace(" ", "_").replace("/s", "ps")
+        stem = self.name.replace(f" {SEPARATOR} ", "--bg--").replace(" ", "_").replace("/s", "ps")
         stem = re.sub(r"[^A-Za-z0-9._@+-]", "_", stem)
         if len(stem) > _LONGEST_STEM:
             digest = hashlib.sha256(self.name.encode()).hexdigest()[:12]
             stem = f"{stem[:_LONGEST_STEM - 14]}--{digest}"
         return stem + ".json"
+
+
+def planned(kind: str, threads, background=(), purpose: str = "") -> PlannedCase:
+    """A planned case of explicit threads (spec labels)."""
+    return PlannedCase(kind, parse_case(list(threads), list(background)), purpose)
 
 
 @dataclass
@@ -91,7 +102,7 @@ class SuitePlan:
     groups: dict = field(default_factory=dict)   # group -> case names, in order
     notes: list = field(default_factory=list)    # choices of the plan a reader of the index should know
 
-    def add(self, case: Case, group: str | None = None) -> None:
+    def add(self, case: PlannedCase, group: str | None = None) -> None:
         """Plan ``case`` (once: a case already planned only joins ``group``), or skip it with the reason."""
         group = group or case.kind
         if any(c.name == case.name for c in self.cases):
@@ -109,7 +120,7 @@ class SuitePlan:
         if name not in names:
             names.append(name)
 
-    def _unfit(self, case: Case) -> str:
+    def _unfit(self, case: PlannedCase) -> str:
         needed = len(case.threads) + len(case.background)
         if needed > self.host.cpu_count:
             return f"needs {needed} CPUs, the host has {self.host.cpu_count}"
@@ -141,7 +152,7 @@ def _singles(host: Host, plan: SuitePlan) -> None:
     for node in (n for n in host.nodes if n.cpus):
         for memory in (m for m in host.nodes if m.has_memory):
             for op in SINGLE_OPS:
-                plan.add(Case("single", (f"{node.id}.0.{op}.{memory.id}",),
+                plan.add(planned("single", (f"{node.id}.0.{op}.{memory.id}",),
                               purpose="one thread alone: the reference for every other case"))
 
 
@@ -149,11 +160,11 @@ def _same_node_pairs(plan: SuitePlan, a, b) -> None:
     x = a.id
     pairs = [("r", "r"), ("w", "w"), ("r", "w")]
     for first, second in pairs:
-        plan.add(Case("same-node", (f"{x}.0.{first}.{x}", f"{x}.1.{second}.{x}"),
+        plan.add(planned("same-node", (f"{x}.0.{first}.{x}", f"{x}.1.{second}.{x}"),
                       purpose="two threads sharing one node's memory"))
     if b is not None:
         for op in ("w", "r"):
-            plan.add(Case("same-node", (f"{x}.0.{op}.{x}", f"{x}.1.{op}.{b.id}"),
+            plan.add(planned("same-node", (f"{x}.0.{op}.{x}", f"{x}.1.{op}.{b.id}"),
                           purpose="second thread sent one hop away instead of sharing local memory"))
 
 
@@ -162,9 +173,9 @@ def _crossfire_pairs(host: Host, plan: SuitePlan, a, b) -> None:
     by_distance = [n for n in others if host.distance(b.id, n.id) == host.distance(b.id, a.id)]
     third = _nearest(host, b, by_distance or others) or b
     for op in ("w", "r"):
-        plan.add(Case("crossfire", (f"{a.id}.0.{op}.{b.id}", f"{b.id}.0.{op}.{a.id}"),
+        plan.add(planned("crossfire", (f"{a.id}.0.{op}.{b.id}", f"{b.id}.0.{op}.{a.id}"),
                       purpose="two threads using each other's memory over the same link"))
-        plan.add(Case("no-crossfire", (f"{a.id}.0.{op}.{b.id}", f"{b.id}.0.{op}.{third.id}"),
+        plan.add(planned("no-crossfire", (f"{a.id}.0.{op}.{b.id}", f"{b.id}.0.{op}.{third.id}"),
                       purpose="the same first thread without traffic coming back over its link"))
 
 
@@ -194,7 +205,7 @@ def _loaded_writers(host: Host, plan: SuitePlan, home) -> None:
                                      "reason": f"needs {writers + readers} CPUs, the host has {host.cpu_count}"})
                 continue
             background = tuple(f"{n.id}.{c}.r.{n.id if n.has_memory else x}@{rate}" for n, c in slots[:readers])
-            plan.add(Case("loaded", threads, background,
+            plan.add(planned("loaded", threads, background,
                           purpose=f"local writers under {readers} background reader(s) at {rate}"))
 
 
@@ -256,7 +267,7 @@ def _loaded_latency(plan: SuitePlan, home, stream_GBps: dict | None) -> None:
     """The chase beside unthrottled and paced local streams of each mix, on the home node."""
     x = home.id
     chase = f"{x}.0.l.{x}"
-    plan.add(Case("single", (chase,), purpose="one thread alone: the reference for every other case"),
+    plan.add(planned("single", (chase,), purpose="one thread alone: the reference for every other case"),
              group="loaded-latency")
     cores = _stream_cores(plan, home)
     most = len(cores)
@@ -267,7 +278,7 @@ def _loaded_latency(plan: SuitePlan, home, stream_GBps: dict | None) -> None:
     for op in MIXES:
         for count in stream_counts(most):
             background = tuple(f"{x}.{c}.{op}.{x}" for c in cores[:count])
-            plan.add(Case("loaded-latency", (chase,), background,
+            plan.add(planned("loaded-latency", (chase,), background,
                           purpose=f"latency chase beside {count} unthrottled {op} stream(s) of local memory"))
         single = (stream_GBps or {}).get(op)
         if not single:
@@ -276,7 +287,7 @@ def _loaded_latency(plan: SuitePlan, home, stream_GBps: dict | None) -> None:
             continue
         for rate in paced_rates(most, single):
             background = tuple(f"{x}.{c}.{op}.{x}@{_rate_label(rate)}" for c in cores)
-            plan.add(Case("loaded-latency", (chase,), background,
+            plan.add(planned("loaded-latency", (chase,), background,
                           purpose=f"latency chase beside {most} {op} stream(s) paced to {rate * most:.3g} GB/s"
                                   " in all"))
 
@@ -286,7 +297,7 @@ def _peak(plan: SuitePlan, home) -> None:
     x = home.id
     for op in ("r", "w", "t"):
         threads = tuple(f"{x}.{c}.{op}.{x}" for c in range(len(home.cpus)))
-        plan.add(Case("peak", threads, purpose=f"every CPU of node {x} streaming ({op}) local memory: the peak"),
+        plan.add(planned("peak", threads, purpose=f"every CPU of node {x} streaming ({op}) local memory: the peak"),
                  group="peak")
 
 

@@ -17,11 +17,11 @@ from ..fileio import progress, write_json
 from .estimate import Probe, estimate_text, probe_host, suite_seconds
 from .host import Host, discover_host, format_bytes
 from .merge import merge_reports
-from .plan import (BACKGROUND_RATES, INDEX_FORMAT, MIXES, MOST_STREAM_COUNTS, PACED_FRACTIONS, Case, SuitePlan, _home_node,
+from .plan import (BACKGROUND_RATES, INDEX_FORMAT, MIXES, MOST_STREAM_COUNTS, PACED_FRACTIONS, PlannedCase, SuitePlan, _home_node,
                    paced_rates, stream_counts, suite_cases, suite_plan)
 from .run import parse_count, parse_pages, parse_reps, parse_size, run_bench
 
-__all__ = ["Case", "SuitePlan", "suite_plan", "suite_cases", "run_suite", "parse_rounds", "INDEX_FORMAT",
+__all__ = ["PlannedCase", "SuitePlan", "suite_plan", "suite_cases", "run_suite", "parse_rounds", "INDEX_FORMAT",
            "BACKGROUND_RATES", "observe_scaling", "stream_counts", "paced_rates", "MIXES", "MOST_STREAM_COUNTS",
            "PACED_FRACTIONS"]
 
@@ -106,7 +106,7 @@ def load_average() -> list | None:
         return None
 
 
-def _run_round(case: Case, host: Host, size_bytes, reps: int, pages: str) -> dict:
+def _run_round(case: PlannedCase, host: Host, size_bytes, reps: int, pages: str) -> dict:
     """One round of ``case``: its report, or ``{"error": ...}``."""
     try:
         return run_bench(case.threads, case.background, size_bytes=size_bytes, reps=reps, host=host, pages=pages)
@@ -139,7 +139,7 @@ def _measure_in_rounds(cases: list, host: Host, size_bytes, reps: int, rounds: i
     return reports, elapsed
 
 
-def _finish_case(case: Case, reports: list, elapsed_seconds: float, out_dir: Path) -> dict:
+def _finish_case(case: PlannedCase, reports: list, elapsed_seconds: float, out_dir: Path) -> dict:
     failed = [r for r in reports if "error" in r]
     if failed:
         return {"error": failed[0]["error"], "elapsed_seconds": elapsed_seconds}

@@ -6,12 +6,13 @@ import math
 import re
 from dataclasses import dataclass
 
+from ..case import Case, baseline_case, parse_case
 from ..errors import CalibrationError, SpecError
-from ..measurements import Case, MeasurementSet, parse_case
-from ..model import simulate
-from ..model.system import DEFAULT_SIZE_BYTES
+from ..measurements import MeasurementSet
+from ..model.system import DEFAULT_SIZE_BYTES, LINE_BYTES
+from ..runner import Job
 from ..topology import Topology
-from ..workload import OPS, Workload, parse_spec
+from ..workload import Workload, parse_spec
 
 STRIDE_OPS = frozenset({"r", "w", "t"})   # ops of the default calibration cases
 
@@ -20,12 +21,11 @@ STRIDE_OPS = frozenset({"r", "w", "t"})   # ops of the default calibration cases
 
 @dataclass(frozen=True)
 class SimCase:
-    """A measured case as the model runs it (a latency chase ``l`` is simulated as one)."""
+    """A measured case as the model runs it: the case (a latency chase ``l`` is simulated as one) and the
+    array size."""
 
     case: Case
     size_bytes: int
-    threads: tuple
-    background: tuple
 
     @property
     def key(self) -> tuple:
@@ -34,45 +34,40 @@ class SimCase:
     @property
     def ops(self) -> frozenset:
         """Ops whose windows the simulation depends on (a chase has one line in flight, whatever its window)."""
-        return frozenset(parse_spec(label).op for label in self.threads + self.background) - {"l"}
+        return self.case.ops - {"l"}
 
+    def job(self, topology: Topology, changes: tuple, seed: int, board: str) -> Job:
+        """The runner's job for this case on ``topology`` (hash ``board``) with parameter ``changes``."""
+        return Job(topology, self.case.placed(topology), self.size_bytes, "steady", seed, changes, board)
 
 
 def sim_case(case: Case, size_bytes: int | None) -> SimCase:
     """How the model runs ``case``."""
-    return SimCase(case, size_bytes or DEFAULT_SIZE_BYTES, tuple(case.threads), tuple(case.background))
+    return SimCase(case, size_bytes or DEFAULT_SIZE_BYTES)
 
 
-def _compact(result) -> dict:
-    """The figures of a Result that measurements can refer to."""
+def figures(result: dict) -> dict:
+    """The figures of a simulated result (``Result.to_dict()``) that measurements can refer to."""
     threads = {}
-    for t in result.threads:
-        accesses = t["bytes"] / 64 if t["bytes"] else 0
+    for t in result["threads"]:
+        accesses = t["bytes"] / LINE_BYTES if t["bytes"] else 0
         threads[t["spec"]] = {
             "GBps": t["bandwidth_GBps"],
             "ns_per_access": t["time_ns"] / accesses if accesses else math.nan,
         }
-    makespan = result.makespan_ns
+    makespan = result["makespan_ns"]
     return {
         "makespan_ns": makespan,
         "threads": threads,
-        "memory": {m["node"]: m["bandwidth_GBps"] for m in result.memory},
-        "links": {(l["src"], l["dst"]): (l["bandwidth_GBps"], l["control_bytes"] / makespan) for l in result.links},
+        "memory": {m["node"]: m["bandwidth_GBps"] for m in result["memory"]},
+        "links": {(l["src"], l["dst"]): (l["bandwidth_GBps"], l["control_bytes"] / makespan)
+                  for l in result["links"]},
     }
 
 
-def run_sim_case(task) -> dict:
-    """Simulate one case (``(topology, changes, SimCase, seed)``); a pool worker's job."""
-    topology, changes, sim, seed = task
-    board = topology.with_parameters(changes) if changes else topology
-    result = simulate(board, list(sim.threads), list(sim.background), size_bytes=sim.size_bytes, mode="steady",
-                      seed=seed, baseline=False)
-    return _compact(result)
-
-
-def _baseline_label(topology: Topology) -> str:
-    first = topology.node_ids[0]
-    return f"{first}.0.r.{first}"
+def _baseline(m, topology: Topology) -> Case:
+    """The case a time % of ``m`` is relative to: the dataset's baseline, or the board's."""
+    return parse_case(m.baseline) if m.baseline else baseline_case(topology)
 
 
 def sim_cases_for(topology: Topology, data: MeasurementSet) -> dict:
@@ -82,15 +77,14 @@ def sim_cases_for(topology: Topology, data: MeasurementSet) -> dict:
         sim = sim_case(m.case, m.size_bytes)
         out.setdefault(sim.key, sim)
         if m.metric == "time_percent":
-            base = parse_case(m.baseline or _baseline_label(topology))
-            bsim = sim_case(base, m.size_bytes)
+            bsim = sim_case(_baseline(m, topology), m.size_bytes)
             out.setdefault(bsim.key, bsim)
     return out
 
 
 def _identity(m, topology: Topology) -> bool:
     """Whether ``m`` holds by definition: the time % of the case it is a percentage of (100)."""
-    return m.metric == "time_percent" and parse_case(m.baseline or _baseline_label(topology)).name == m.case.name
+    return m.metric == "time_percent" and _baseline(m, topology).name == m.case.name
 
 
 def predicted_value(m, results: dict, topology: Topology) -> float:
@@ -98,8 +92,7 @@ def predicted_value(m, results: dict, topology: Topology) -> float:
     size = m.size_bytes or DEFAULT_SIZE_BYTES
     res = results[(m.case.name, size)]
     if m.metric == "time_percent":
-        base = parse_case(m.baseline or _baseline_label(topology))
-        return 100.0 * res["makespan_ns"] / results[(base.name, size)]["makespan_ns"]
+        return 100.0 * res["makespan_ns"] / results[(_baseline(m, topology).name, size)]["makespan_ns"]
     if m.metric == "thread_GBps":
         return res["threads"][m.thread]["GBps"]
     if m.metric == "thread_latency_ns":
@@ -127,7 +120,7 @@ def check_measurements(topology: Topology, data: MeasurementSet) -> None:
             raise CalibrationError(f"{m.origin}: {m.key}: board {topology.name!r} has no link"
                                    f" {m.link[0]}->{m.link[1]}")
         if m.metric == "time_percent":
-            _check_case(topology, parse_case(m.baseline or _baseline_label(topology)))
+            _check_case(topology, _baseline(m, topology))
 
 
 def _check_machine(topology: Topology, data: MeasurementSet) -> None:
@@ -154,7 +147,7 @@ def _check_machine(topology: Topology, data: MeasurementSet) -> None:
 
 def _check_case(topology: Topology, case: Case) -> None:
     try:
-        Workload.build(case.threads, case.background, ops=OPS).check(topology)
+        Workload(case.specs, case.background_on(topology)).check(topology)
     except SpecError as exc:
         raise CalibrationError(f"case {case.name!r} cannot be placed on board {topology.name!r}: {exc}") from None
 
@@ -181,7 +174,7 @@ def chase_pages_problem(m) -> str:
 
 def is_peak(case: Case, topology: Topology) -> bool:
     """Every core of one node streaming its local memory: one op (r, w or t), unthrottled, no background."""
-    if case.background or len(case.threads) < 2:
+    if case.background or case.subscription or len(case.threads) < 2:
         return False
     specs = [parse_spec(s) for s in case.threads]
     node, op = specs[0].node, specs[0].op

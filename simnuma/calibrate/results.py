@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..tables import text_table
 from .. import __version__
 from ..measurements import MeasurementSet
 from ..topology import Topology
@@ -211,7 +212,7 @@ class Calibration:
                f" ({len(self.cases)} cases, {len(self.rows)} measurements)", ""]
         rows = [[r.measurement.case.name, r.measurement.label, _num(r.measurement.value), _num(r.fitted),
                  f"{r.residual_percent:+.1f}%" + (" *" if r.measurement.caveat else "")] for r in self.rows]
-        out += _table(["case", "metric", "measured", "fitted", "residual"], rows)
+        out += text_table(["case", "metric", "measured", "fitted", "residual"], rows)
         out.append(f"mean |residual| {self.mean_abs_residual_percent:.1f}%, worst {self.worst.residual_percent:+.1f}%"
                    f" ({self.worst.measurement.key})")
         out += [f"* {r.measurement.key}: {r.measurement.caveat}" for r in self.rows if r.measurement.caveat]
@@ -224,7 +225,7 @@ class Calibration:
             state = ("fitted, at a bound" if p.at_bound else "fitted") if p.identified else "not identified, kept"
             rows.append([p.param.name, value, p.interval_text(), "-" if p.prior is None else p.param.format(p.prior),
                          p.param.bounds_text, state, p.partner_text() if p.identified else "-", p.note])
-        out += _table(["parameter", "value", "95% interval", "prior", "bounds", "", "strongest correlation",
+        out += text_table(["parameter", "value", "95% interval", "prior", "bounds", "", "strongest correlation",
                        "note"], rows)
         out.append("")
         out.append(f"{self.simulations} simulations, {self.evaluations} parameter sets,"
@@ -243,14 +244,6 @@ def _num(x: float) -> str:
     if abs(x) >= 100:
         return f"{x:.1f}"
     return f"{x:#.3g}"
-
-
-def _table(headers, rows) -> list:
-    widths = [max([len(str(h))] + [len(str(r[i])) for r in rows]) for i, h in enumerate(headers)]
-    lines = ["  ".join(f"{h:<{w}}" for h, w in zip(headers, widths)).rstrip(),
-             "  ".join("-" * w for w in widths)]
-    lines += ["  ".join(f"{str(c):<{w}}" for c, w in zip(r, widths)).rstrip() for r in rows]
-    return lines
 
 
 # ------------------------------------------------------------------ what the measurements identify

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import multiprocessing
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -13,7 +11,8 @@ import numpy as np
 from ..errors import CalibrationError, SimnumaError
 from ..measurements import MeasurementSet
 from ..topology import Topology
-from .cases import SimCase, _identity, predicted_value, run_sim_case, sim_cases_for
+from ..runner import Runner, board_hash
+from .cases import SimCase, _identity, figures, predicted_value, sim_cases_for
 from .parameters import (
     DIFF_STEP,
     FIT_FTOL,
@@ -35,27 +34,26 @@ from .results import _broyden, _linear_step, _short
 # ------------------------------------------------------------------ evaluating many parameter sets
 
 class Evaluator:
-    """Simulates cases for parameter sets, in parallel, with a cache.
+    """Simulates the measured cases for parameter sets, on the one :class:`~simnuma.runner.Runner`.
 
-    A case's cache key holds the continuous parameter values and only the
-    windows of the ops the case uses, so screening windows reuses work.
+    A case's job carries only the parameters it depends on (the continuous
+    ones and the windows of the ops it uses, rounded to 9 digits), so
+    screening windows finds earlier results in the runner's cache.
     """
 
     def __init__(self, topology: Topology, data: MeasurementSet, params: list, processes: int = 2,
                  seed: int = 1, progress=None):
         self.topology = topology
+        self.board = board_hash(topology)
         self.data = data
         self.params = list(params)
         self.seed = seed
         self.sims = sim_cases_for(topology, data)
         self.measured = np.array([m.value for m in data])
         self.independent = sum(not _identity(m, topology) for m in data)   # the baseline's own time % is not
-        self.cache: dict = {}
-        self.simulations = 0
         self.evaluations = 0
         self.progress = progress
-        self.processes = max(1, int(processes))
-        self._pool = None
+        self.runner = Runner(processes)
 
     def __enter__(self):
         return self
@@ -64,65 +62,37 @@ class Evaluator:
         self.close()
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(cancel_futures=True)
-            self._pool = None
+        self.runner.close()
 
-    def _pool_or_none(self):
-        if self.processes <= 1:
-            return None
-        if self._pool is None:
-            self._pool = ProcessPoolExecutor(max_workers=self.processes,
-                                             mp_context=multiprocessing.get_context("fork"))
-        return self._pool
+    @property
+    def simulations(self) -> int:
+        return self.runner.simulated
 
-    def changes(self, values: dict) -> dict:
-        """``with_parameters`` changes for ``{parameter name: value}``."""
+    def changes(self, values: dict, ops=None) -> dict:
+        """``with_parameters`` changes for ``{parameter name: value}`` (of the parameters ``ops`` depend on)."""
         out = {}
         for p in self.params:
-            v = values[p.name]
+            if ops is not None and p.op is not None and p.op not in ops:
+                continue
+            v = round(values[p.name], 9)
             if p.name.startswith("core.hold.") and v <= 0:
                 continue  # no hold: the board leaves it out
             out[p.path] = int(round(v)) if p.integer else float(v)
         return out
 
-    def _key(self, sim: SimCase, values: dict) -> tuple:
-        ops = sim.ops
-        relevant = tuple((p.name, round(values[p.name], 9)) for p in self.params if p.op is None or p.op in ops)
-        return (sim.key, relevant)
+    def _job(self, sim: SimCase, values: dict):
+        return sim.job(self.topology, tuple(self.changes(values, sim.ops).items()), self.seed, self.board)
 
     def results_many(self, value_sets: list) -> list:
-        """Simulated results of every case for each parameter set (``{sim key: figures}`` each)."""
-        todo = {}
-        for values in value_sets:
-            changes = None
-            for sim in self.sims.values():
-                key = self._key(sim, values)
-                if key not in self.cache and key not in todo:
-                    changes = changes if changes is not None else self.changes(values)
-                    todo[key] = (self.topology, changes, sim, self.seed)
-        self._run(todo)
-        self.evaluations += len(value_sets)
-        return [{sim.key: self.cache[self._key(sim, values)] for sim in self.sims.values()}
-                for values in value_sets]
-
-    def _run(self, todo: dict) -> None:
-        if not todo:
-            return
-        keys = list(todo)
-        pool = self._pool_or_none()
+        """Simulated figures of every case for each parameter set (``{sim key: figures}`` each)."""
+        jobs = [{key: self._job(sim, values) for key, sim in self.sims.items()} for values in value_sets]
+        done = self.progress and (lambda job, cached: cached or self.progress(1))
         try:
-            if pool is None:
-                outputs = (run_sim_case(todo[k]) for k in keys)
-            else:
-                outputs = pool.map(run_sim_case, [todo[k] for k in keys])
-            for key, out in zip(keys, outputs):
-                self.cache[key] = out
-                self.simulations += 1
-                if self.progress is not None:
-                    self.progress(1)
+            results = self.runner.run((job for per_set in jobs for job in per_set.values()), done)
         except SimnumaError as exc:
             raise CalibrationError(f"a simulation failed during the fit: {exc}") from None
+        self.evaluations += len(value_sets)
+        return [{key: figures(results[job.key]) for key, job in per_set.items()} for per_set in jobs]
 
     def predictions(self, values: dict) -> np.ndarray:
         return self.predictions_many([values])[0]

@@ -36,6 +36,9 @@ def register(sub) -> None:
     p.add_argument("--seed", type=int, default=1, help="random seed of every simulation (default 1)")
     p.add_argument("--size", default=None, metavar="SIZE",
                    help="array size per foreground thread for every study (default: each study's, 64 MiB)")
+    p.add_argument("--cache", default=None, metavar="DIR",
+                   help="keep every simulated result in DIR and answer the same simulation from it next time"
+                        " (keyed by board, case, size, mode, seed and simnuma version and sources)")
     p.add_argument("--list", action="store_true", help="list the bundled studies and exit")
     p.set_defaults(func=cmd_reproduce)
 
@@ -54,7 +57,8 @@ def cmd_reproduce(args) -> int:
     from ..errors import StudyError
     from ..fileio import progress
     from .run import parse_size
-    from ..study import bundled_studies, default_workers, load_study, plan_jobs, run_studies
+    from ..runner import default_workers
+    from ..study import bundled_studies, load_study, plan_jobs, run_studies
 
     if args.list:
         for name in bundled_studies():
@@ -71,7 +75,8 @@ def cmd_reproduce(args) -> int:
     total = len(plan_jobs(studies, mode, args.seed, size))
     bar = progress(total=total, desc="simulating")
     try:
-        results, info = run_studies(studies, workers, mode, args.seed, size, on_done=lambda job: bar.update(1))
+        results, info = run_studies(studies, workers, mode, args.seed, size, on_done=lambda job: bar.update(1),
+                                    cache_dir=args.cache)
     finally:
         bar.close()
     plotted = write_outputs(Path(args.output), results, info)
@@ -95,7 +100,8 @@ def _print_summary(results, info, out_dir: Path, plotted: bool) -> None:
     for r in results:
         print(f"{r.study.name:<{width}}  {len(r.study.cases):>4} cases  {r.passed}/{len(r.outcomes)} claims pass"
               + (f"  ({r.failed} FAIL)" if r.failed else ""))
-    print(f"{info['simulations']} simulations on {info['workers']} workers in {info['wall_s']:.0f} s; "
+    cached = f" ({info['cached']} from the cache)" if info.get("cached") else ""
+    print(f"{info['simulations']} simulations{cached} on {info['workers']} workers in {info['wall_s']:.0f} s; "
           f"wrote {out_dir / REPORT_NAME} and, per study, CSV, JSON" + (" and figures" if plotted else ""))
     if not plotted:
         print(PLOT_HINT)

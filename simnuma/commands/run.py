@@ -10,11 +10,14 @@ from ..units import UnitError, parse_size_bytes
 
 def register(sub) -> None:
     p = sub.add_parser("run", help="simulate threads on a board and report times, link and memory loads",
-                       description="Simulate threads N.C.op.M[@RATE] (node N, core C, op r/w/t, array on node M).")
+                       description="Simulate a case FOREGROUND [+ BACKGROUND]: threads N.C.op.M[@RATE] (node N,"
+                                   " core C, op r/w/t/l, array on node M), and after '+' background threads or a"
+                                   " named set such as high@low.")
     p.add_argument("board", metavar="TOPO", help="bundled board name (e.g. quartet) or YAML file")
-    p.add_argument("specs", nargs="+", metavar="SPEC", help="foreground threads, e.g. 0.0.w.1 1.0.w.0")
+    p.add_argument("specs", nargs="+", metavar="CASE",
+                   help="the case, e.g. 0.0.w.1 1.0.w.0 or 0.0.w.1 1.0.w.0 + high@low (see docs/studies.md)")
     p.add_argument("--bg", nargs="+", default=[], metavar="SPEC",
-                   help="background threads (run until the foreground is done), e.g. 2.0.r.2@0.5GB/s")
+                   help="more background threads (run until the foreground is done), e.g. 2.0.r.2@0.5GB/s")
     p.add_argument("--size", default="64MiB", help="array size per foreground thread (default 64MiB)")
     p.add_argument("--exact", action="store_true", help="simulate every line instead of steady-state extrapolation")
     p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
@@ -31,12 +34,14 @@ def parse_size(text: str) -> int:
 
 
 def cmd_run(args) -> int:
+    from ..case import parse_case
     from ..fileio import progress, write_json
     from ..model import simulate
     from ..report import render_result
     from ..topology import load_topology
 
     topo = load_topology(args.board)
+    case = parse_case(args.specs, args.bg).placed(topo)
     size = parse_size(args.size)
     bar = progress(total=1000, desc="simulating")
     state = {"n": 0}
@@ -48,7 +53,7 @@ def cmd_run(args) -> int:
             state["n"] = n
 
     try:
-        result = simulate(topo, args.specs, args.bg, size_bytes=size, mode="exact" if args.exact else "steady",
+        result = simulate(topo, case.threads, case.background, size_bytes=size, mode="exact" if args.exact else "steady",
                           seed=args.seed, progress=tick)
     finally:
         bar.close()

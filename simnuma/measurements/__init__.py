@@ -5,7 +5,8 @@ A measurement set holds cases (threads, and background threads), what was measur
 the benchmark's JSON reports and suite folders (``simnuma-bench/1`` and ``/2``) and from
 reference datasets in YAML (bundled ones in ``experiments/reference/``).
 
-* :mod:`.data`: :class:`Case`, :class:`Measurement`, :class:`MeasurementSet`, :class:`MachineInfo`;
+* :mod:`.data`: :class:`Measurement`, :class:`MeasurementSet`, :class:`MachineInfo` (a measurement's case
+  is :class:`simnuma.case.Case`, re-exported here);
 * :mod:`.loading`: :func:`load_measurements` from files, folders and bundled names;
 * :mod:`.reference`: the reference-dataset format;
 * :mod:`.reports`: the benchmark's reports and suites, and which of their numbers are trusted.

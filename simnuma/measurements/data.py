@@ -6,8 +6,8 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..errors import CalibrationError, SpecError
-from ..workload import parse_spec
+from ..errors import CalibrationError
+from ..case import Case, parse_case  # noqa: F401 - a measurement's case is the one Case
 
 REFERENCE_FORMAT = "simnuma-reference/1"
 BENCH_FORMAT = "simnuma-bench/2"
@@ -26,69 +26,9 @@ METRICS = {
     "link_control_GBps": ("GB/s", "link", "bandwidth"),
 }
 _LINK = re.compile(r"^\s*(\d+)\s*->\s*(\d+)\s*$")
-_BACKGROUND_SEPARATOR = " bg "
 
 
 # ------------------------------------------------------------------ the data
-
-@dataclass(frozen=True)
-class Case:
-    """Threads that ran together: foreground specs and background specs (canonical labels)."""
-
-    threads: tuple
-    background: tuple = ()
-
-    @property
-    def name(self) -> str:
-        """``0.0.w.0 0.1.w.0`` or, with background threads, ``0.0.w.0 bg 1.0.r.1@0.5GB/s``."""
-        text = " ".join(self.threads)
-        if self.background:
-            text += _BACKGROUND_SEPARATOR + " ".join(self.background)
-        return text
-
-    @property
-    def single_thread(self) -> bool:
-        """One foreground thread and no background: the default calibration cases."""
-        return len(self.threads) == 1 and not self.background
-
-    @property
-    def ops(self) -> frozenset:
-        """The ops of every thread of the case."""
-        return frozenset(parse_spec(s).op for s in self.threads + self.background)
-
-    def __str__(self) -> str:
-        return self.name
-
-
-def parse_case(threads, background=()) -> Case:
-    """A Case from specs (a list, or one string of specs separated by spaces).
-
-    A single string may carry its background after `` bg ``, as
-    :attr:`Case.name` writes it.  Raises SpecError for a malformed spec.
-    """
-    if isinstance(threads, str):
-        text = threads.strip()
-        if _BACKGROUND_SEPARATOR.strip() in text.split():
-            words = text.split()
-            at = words.index(_BACKGROUND_SEPARATOR.strip())
-            threads, extra = words[:at], words[at + 1:]
-            background = list(extra) + list(_split_specs(background))
-        else:
-            threads = text.split()
-    fg = tuple(parse_spec(s).label for s in threads)
-    bg = tuple(parse_spec(s).label for s in _split_specs(background))
-    if not fg:
-        raise SpecError("a case needs at least one foreground thread, e.g. 0.0.r.0")
-    return Case(fg, bg)
-
-
-def _split_specs(specs) -> list:
-    if specs is None:
-        return []
-    if isinstance(specs, str):
-        return specs.split()
-    return [str(s) for s in specs]
-
 
 @dataclass(frozen=True)
 class MachineInfo:

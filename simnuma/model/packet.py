@@ -9,10 +9,10 @@ interleaving inside a link (a packet is serialised as one block).
 from __future__ import annotations
 
 from .events import HeapEvent
+from ..units import LINE_BYTES  # noqa: F401 - the one definition
 
 __all__ = ["Packet", "VC_NAMES", "REQUEST", "POSTED", "RESPONSE", "PROBE", "KINDS", "LINE_BYTES", "NOP_BYTES"]
 
-LINE_BYTES = 64
 NOP_BYTES = 4
 
 # virtual channels

@@ -35,13 +35,13 @@ from .sri import SRI
 from .stats import BufferSampler, counter_snapshot
 from .symmetry import exchangeable_groups
 from .xbar import XBar
+from ..units import LINE_BYTES
 
 __all__ = ["System", "simulate", "DEFAULT_SIZE_BYTES", "MODES"]
 
 DEFAULT_SIZE_BYTES = 64 * 2**20
 BACKGROUND_ARRAY_BYTES = 64 * 2**20   # a background thread walks a 64 MB array round and round (app note 40555)
 MODES = ("steady", "exact")
-LINE_BYTES = 64
 SAMPLE_INTERVAL_NS = 400.0
 
 

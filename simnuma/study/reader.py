@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 from .. import bundled
+from ..case import SUBSCRIPTIONS, _parse_load, parse_case
 from ..errors import SimnumaError, SpecError, StudyError
 from ..schema import closest
 from ..topology import load_topology
@@ -22,12 +24,8 @@ from .notation import (
     METRICS,
     PLOT_KINDS,
     STUDY_FORMAT,
-    SUBSCRIPTIONS,
-    _parse_load,
-    background_threads,
-    parse_case,
 )
-from .records import Board, Case, Claim, Operand, Study, parameters_from
+from .records import Board, Claim, Operand, Study, StudyCase, parameters_from
 
 # ---------------------------------------------------------------- finding studies
 
@@ -356,18 +354,15 @@ class _StudyReader:
             self.fail(path, f"unknown board {label!r} in {text!r}; this study's boards: {', '.join(boards)}")
         return label, rest
 
-    def place(self, path, text, board: Board, groups) -> Case:
+    def place(self, path, text, board: Board, groups) -> StudyCase:
         """The case ``text`` on ``board``, or a recorded problem."""
         try:
-            parsed = parse_case(text)
-            background = background_threads(board.topology, parsed)
-            Workload(parsed.foreground, background).check(board.topology)
+            case = parse_case(text)
+            background = case.background_on(board.topology)
+            Workload(case.specs, background).check(board.topology)
         except SpecError as exc:
             self.fail(path, f"{exc}" + (f" (board {board.label})" if "board" not in str(exc) else ""))
-        return Case(board=board.label, text=parsed.text, placement=parsed.placement,
-                    foreground=tuple(s.label for s in parsed.foreground),
-                    background=tuple(s.label for s in background), load=parsed.load,
-                    subscription=parsed.subscription, groups=tuple(groups))
+        return StudyCase(board.label, case, tuple(s.label for s in background), tuple(groups))
 
     # -- references from claims and the board figure
     def ref(self, path, text, cases_by_key, boards, board=None) -> tuple:
@@ -484,9 +479,8 @@ class _StudyReader:
             return ()
 
 
-def _with_groups(case: Case, groups: tuple) -> Case:
-    return Case(case.board, case.text, case.placement, case.foreground, case.background, case.load,
-                case.subscription, groups)
+def _with_groups(case: StudyCase, groups: tuple) -> StudyCase:
+    return replace(case, groups=groups)
 
 
 def _looks_like_case(text: str) -> bool:

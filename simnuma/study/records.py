@@ -1,20 +1,13 @@
 """What a validated study holds: its boards, cases, claims and the operands claims compare."""
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass
 
+from ..case import Case, explicit_case
+from ..runner import board_hash
 from ..topology import Topology, topology_from_dict
-from ..workload import parse_spec
 
 # ---------------------------------------------------------------- studies
-
-def board_hash(topology: Topology) -> str:
-    """A short hash of a board's resolved parameters: equal boards, equal hashes."""
-    text = json.dumps(topology.to_dict(), sort_keys=True, default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
-
 
 @dataclass(frozen=True)
 class Board:
@@ -31,17 +24,41 @@ class Board:
 
 
 @dataclass(frozen=True)
-class Case:
-    """A case placed on one board of a study."""
+class StudyCase:
+    """A case of a study placed on one of its boards: the named background set resolved to threads."""
 
     board: str              # the board's label in the study
-    text: str               # canonical notation
-    placement: str          # the foreground part
-    foreground: tuple       # spec labels
-    background: tuple       # spec labels, the named set resolved
-    load: str
-    subscription: str | None
+    case: Case              # as written (canonical)
+    background: tuple       # every background thread's label, the named set resolved on the board
     groups: tuple = ()
+
+    @property
+    def text(self) -> str:
+        """The canonical notation."""
+        return self.case.name
+
+    @property
+    def placement(self) -> str:
+        """The foreground part."""
+        return self.case.placement
+
+    @property
+    def foreground(self) -> tuple:
+        """The foreground threads' labels."""
+        return self.case.threads
+
+    @property
+    def load(self) -> str:
+        return self.case.load
+
+    @property
+    def subscription(self) -> str | None:
+        return self.case.subscription
+
+    @property
+    def simulated(self) -> Case:
+        """What is simulated: the foreground with every background thread explicit."""
+        return explicit_case(self.case.threads, self.background)
 
     @property
     def key(self) -> tuple:
@@ -49,7 +66,7 @@ class Case:
 
     def hops(self, topology: Topology) -> tuple:
         """Route hop count of every foreground thread."""
-        return tuple(topology.hops(s.node, s.mem_node) for s in map(parse_spec, self.foreground))
+        return tuple(topology.hops(s.node, s.mem_node) for s in self.case.specs)
 
 
 @dataclass(frozen=True)
@@ -83,11 +100,11 @@ class Study:
     boards: dict            # label -> Board
     size_bytes: int
     plot: str
-    cases: list             # Case, in the order written (per board)
+    cases: list             # StudyCase, in the order written (per board)
     claims: list
     board_figure: tuple = ()  # case keys drawn on the board figure
 
-    def case(self, key: tuple) -> Case:
+    def case(self, key: tuple) -> StudyCase:
         for c in self.cases:
             if c.key == key:
                 return c

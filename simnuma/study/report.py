@@ -32,7 +32,7 @@ def render_report(results, info, figures: dict) -> str:
            f"{', '.join(format_size(s) for s in sizes)} per foreground thread. "
            f"{info['simulations']} simulations for {info['cases']} cases (identical cases are simulated once) "
            f"on {info['workers']} worker processes in {info['wall_s']:.0f} s "
-           f"({info['cpu_s']:.0f} CPU seconds of simulation).", "",
+           f"({info['cpu_s']:.0f} CPU seconds of simulation{_cached_text(info)}).", "",
            "Background loads per thread: " + ", ".join(
                f"{name} {rate:g} GB/s" + (" (assumption)" if name in ("medium", "high") else "")
                for name, rate in LOADS_GBps.items() if rate) + "; idle = no background threads. "
@@ -148,10 +148,16 @@ def _matrix(r, label) -> dict:
     return grid
 
 
+def _cached_text(info) -> str:
+    """How many results came from the result cache (their CPU seconds are those of the run that made them)."""
+    n = info.get("cached", 0)
+    return f"; {n} results from the result cache, with the CPU seconds of the run that made them" if n else ""
+
+
 def _run_section(info) -> list:
     out = ["## Run", "", f"{info['simulations']} simulations in {info['wall_s']:.1f} s wall on {info['workers']} "
                          f"worker processes; {info['cpu_s']:.1f} CPU seconds of simulation in all "
-                         "(a study's figure counts the simulations it shares with others).", "",
+                         f"(a study's figure counts the simulations it shares with others{_cached_text(info)}).", "",
            "| study | CPU seconds |", "|---|---:|"]
     out += [f"| {name} | {seconds:.1f} |" for name, seconds in info["cpu_s_per_study"].items()]
     out += ["", "The costliest simulations:", "", "| board | foreground | background | CPU seconds |",

@@ -14,6 +14,7 @@ from simnuma.bench.host import Host, HostNode
 from simnuma.bench.merge import merge_reports
 from simnuma.bench.run import run_bench
 from simnuma.bench.suite import run_suite, suite_cases
+from simnuma.case import parse_case
 from simnuma.errors import BenchError
 
 SUMMARIES = ("bytes", "accesses", "GBps", "ns_per_access", "seconds", "cpu_share", "spread", "placement")
@@ -137,7 +138,7 @@ def test_suite_rounds_alternate_direction_and_merge(native_report, tmp_path, mon
     broken = "0.0.w.0"
 
     def fake_run_bench(threads, background, size_bytes, reps, host, pages):
-        name = " ".join(threads) + (" bg " + " ".join(background) if background else "")
+        name = parse_case(list(threads), list(background)).name
         calls.append(name)
         if name == broken:
             raise BenchError("the arrays do not fit")

@@ -44,13 +44,13 @@ def test_two_node_cases():
     assert {"0.0.r.0 0.1.r.0", "0.0.w.0 0.1.w.0", "0.0.r.0 0.1.w.0", "0.0.w.0 0.1.w.1"} <= names(cases)
     loaded = [c for c in cases if c.kind == "loaded"]
     assert len(loaded) == 6 and not skipped
-    assert "0.0.w.0 0.1.w.0 bg 1.0.r.1@0.5GB/s 1.1.r.1@0.5GB/s" in names(loaded)
+    assert "0.0.w.0 0.1.w.0 + 1.0.r.1@0.5GB/s 1.1.r.1@0.5GB/s" in names(loaded)
 
 
 def test_quartet_no_crossfire_is_the_app_note_pair():
     cases, _ = suite_cases(discover_host(sysfs("four_node")))
     assert {"0.0.w.1 1.0.w.0", "0.0.w.1 1.0.w.3"} <= names(cases)
-    assert "0.0.w.0 0.1.w.0 bg 1.0.r.1@2GB/s 2.0.r.2@2GB/s 3.0.r.3@2GB/s" in names(cases)
+    assert "0.0.w.0 0.1.w.0 + 1.0.r.1@2GB/s 2.0.r.2@2GB/s 3.0.r.3@2GB/s" in names(cases)
 
 
 def test_sparse_host_puts_no_array_on_the_memoryless_node():
@@ -65,12 +65,12 @@ def test_one_node_two_cpu_host():
     assert names(cases) == {
         "0.0.r.0", "0.0.w.0", "0.0.t.0", "0.0.l.0",
         "0.0.r.0 0.1.r.0", "0.0.w.0 0.1.w.0", "0.0.r.0 0.1.w.0",
-        "0.0.w.0 bg 0.1.r.0@0.5GB/s", "0.0.w.0 bg 0.1.r.0@2GB/s",
+        "0.0.w.0 + 0.1.r.0@0.5GB/s", "0.0.w.0 + 0.1.r.0@2GB/s",
         # the chase beside the one other CPU streaming, unthrottled and paced (6 rates, 10% to 120% of one stream)
-        "0.0.l.0 bg 0.1.r.0", "0.0.l.0 bg 0.1.t.0", "0.0.l.0 bg 0.1.w.0",
-        *(f"0.0.l.0 bg 0.1.r.0@{r}GB/s" for r in ("1.3", "4.2", "7", "9.9", "13", "16")),
-        *(f"0.0.l.0 bg 0.1.t.0@{r}GB/s" for r in ("1.7", "5.4", "9.2", "13", "17", "20")),
-        *(f"0.0.l.0 bg 0.1.w.0@{r}GB/s" for r in ("1", "3.2", "5.4", "7.6", "9.8", "12")),
+        "0.0.l.0 + 0.1.r.0", "0.0.l.0 + 0.1.t.0", "0.0.l.0 + 0.1.w.0",
+        *(f"0.0.l.0 + 0.1.r.0@{r}GB/s" for r in ("1.3", "4.2", "7", "9.9", "13", "16")),
+        *(f"0.0.l.0 + 0.1.t.0@{r}GB/s" for r in ("1.7", "5.4", "9.2", "13", "17", "20")),
+        *(f"0.0.l.0 + 0.1.w.0@{r}GB/s" for r in ("1", "3.2", "5.4", "7.6", "9.8", "12")),
         # the peak: both CPUs streaming (r and w are the same-node pairs, run once)
         "0.0.t.0 0.1.t.0",
     }
@@ -79,7 +79,7 @@ def test_one_node_two_cpu_host():
 
 def test_one_node_eight_cpu_host_gets_two_writers_and_three_readers():
     cases, skipped = suite_cases(one_node_host(8), SINGLE_GBps)
-    assert "0.0.w.0 0.1.w.0 bg 0.2.r.0@2GB/s 0.3.r.0@2GB/s 0.4.r.0@2GB/s" in names(cases)
+    assert "0.0.w.0 0.1.w.0 + 0.2.r.0@2GB/s 0.3.r.0@2GB/s 0.4.r.0@2GB/s" in names(cases)
     assert not skipped
 
 

@@ -20,7 +20,8 @@ from simnuma.bench.estimate import (
     probe_host,
 )
 from simnuma.bench.host import Host, HostNode, discover_host
-from simnuma.bench.suite import Case, paced_rates, run_suite, stream_counts, suite_plan
+from simnuma.bench.plan import planned
+from simnuma.bench.suite import paced_rates, run_suite, stream_counts, suite_plan
 from simnuma.errors import BenchError
 from simnuma.workload import parse_spec
 
@@ -157,17 +158,17 @@ def probe(**setup) -> Probe:
 
 def test_case_cost_is_the_slowest_setup_plus_reps_slowest_passes():
     p = probe()
-    assert case_seconds(Case("single", ("0.0.r.0",)), p, 3) == pytest.approx(0.05 + 3 * 0.010)
-    assert case_seconds(Case("single", ("0.0.l.0",)), p, 3) == pytest.approx(0.40 + 3 * 0.300)
-    loaded = Case("loaded-latency", ("0.0.l.0",), ("0.1.t.0", "0.2.t.0"))
+    assert case_seconds(planned("single", ("0.0.r.0",)), p, 3) == pytest.approx(0.05 + 3 * 0.010)
+    assert case_seconds(planned("single", ("0.0.l.0",)), p, 3) == pytest.approx(0.40 + 3 * 0.300)
+    loaded = planned("loaded-latency", ("0.0.l.0",), ("0.1.t.0", "0.2.t.0"))
     assert case_seconds(loaded, p, 3) == pytest.approx(0.40 + SETUP_SHARING * 2 * 0.15
                                                        + 3 * 0.300 * LOADED_CHASE_SLOWDOWN)
-    peak = Case("peak", tuple(f"0.{c}.w.0" for c in range(4)))
+    peak = planned("peak", tuple(f"0.{c}.w.0" for c in range(4)))
     assert case_seconds(peak, p, 2) == pytest.approx(0.05 + SETUP_SHARING * 3 * 0.05
                                                      + 2 * 0.012 * (1 + 3 * STREAM_SHARING))
-    paced = Case("loaded", ("0.0.w.0",), ("0.1.r.0@0.5GB/s",))
+    paced = planned("loaded", ("0.0.w.0",), ("0.1.r.0@0.5GB/s",))
     assert case_seconds(paced, p, 1) == pytest.approx(0.05 + SETUP_SHARING * 0.05 + 0.012)   # paced: no sharing
-    slow = Case("single", ("0.0.r.0@1GB/s",))
+    slow = planned("single", ("0.0.r.0@1GB/s",))
     assert case_seconds(slow, p, 1) == pytest.approx(0.05 + (128 << 20) / 1e9)   # bytes over the rate
     assert "+0.5 x each other's" in estimate_text({"a": 1.0}, 1, 1, p)
 
@@ -203,7 +204,7 @@ def test_probe_times_one_idle_thread_per_op():
     partial = probe_host(node_host(2), 0, run=no_triad)
     assert set(partial.costs) == {"r", "w", "l"} and "t" not in partial.stream_GBps
     assert partial.failures == {"t": "0.0.t.0: arrays on node 0 need 1 TiB"}
-    assert case_seconds(Case("single", ("0.0.t.0",)), partial, 1) > 0
+    assert case_seconds(planned("single", ("0.0.t.0",)), partial, 1) > 0
     assert ("; the probe of t failed (0.0.t.0: arrays on node 0 need 1 TiB): its cases are estimated as the"
             " slowest op's") in estimate_text({"a": 1.0}, 1, 1, partial)
     plan = suite_plan(node_host(2), partial.stream_GBps)
@@ -257,7 +258,7 @@ def test_suite_announces_its_estimate_before_measuring_and_records_it(tmp_path, 
     assert index["pages"] == "base" and index["date"]
     on_disk = json.loads((tmp_path / "suite.json").read_text())
     assert on_disk["groups"]["peak"] == ["0.0.r.0 0.1.r.0", "0.0.w.0 0.1.w.0", "0.0.t.0 0.1.t.0"]
-    chase = next(c for c in on_disk["cases"] if c["name"] == "0.0.l.0 bg 0.1.r.0")
+    chase = next(c for c in on_disk["cases"] if c["name"] == "0.0.l.0 + 0.1.r.0")
     assert chase["threads"]["0.0.l.0"]["ns_per_access_median"] == pytest.approx(160.0)
     assert chase["threads"]["0.1.r.0"]["GBps_median"] == 10.0
 

@@ -1,0 +1,202 @@
+"""Running many simulations: one process pool and one result cache for every command that runs cases.
+
+A :class:`Job` is one simulation: a board (with parameter changes, for a fit), a
+:class:`~simnuma.case.Case` whose background threads are all explicit, an array
+size, a mode and a seed.  Its :attr:`Job.key` holds the board's hash, the
+changes, the case, size, mode, seed and :func:`result_version` (the simnuma
+version and a digest of its sources), so a key names one result and nothing
+else.  A :class:`Runner` simulates jobs on a pool of worker processes that it
+keeps across calls (a fit asks for a few cases at a time, hundreds of times),
+starting the costliest first, and answers a job it has seen from its
+:class:`ResultCache`: in memory always, and on disk in a folder when one is
+given (``simnuma reproduce --cache DIR``), so a second run of the same studies
+simulates nothing.  ``simnuma reproduce`` and calibration both run their cases
+here.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from . import __version__
+from .case import Case
+from .fileio import write_json
+
+__all__ = ["Job", "Runner", "ResultCache", "board_hash", "result_version", "simulate_job", "default_workers"]
+
+QUEUES_KEPT = 6   # a job's result keeps the busiest queues only: the rest is never reported
+
+
+def board_hash(topology) -> str:
+    """A short hash of a board's resolved parameters: equal boards, equal hashes."""
+    text = json.dumps(topology.to_dict(), sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+@lru_cache(maxsize=1)
+def result_version() -> str:
+    """``VERSION+DIGEST``: the simnuma version and a digest of every source file a result could depend on."""
+    digest = hashlib.sha256()
+    root = Path(__file__).resolve().parent
+    for path in sorted(root.rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode())
+        digest.update(path.read_bytes())
+    return f"{__version__}+{digest.hexdigest()[:12]}"
+
+
+@dataclass(frozen=True)
+class Job:
+    """One simulation: a board (and parameter changes to it), a case, array size, mode and seed."""
+
+    topology: object = field(compare=False, repr=False)
+    case: Case
+    size_bytes: int
+    mode: str = "steady"
+    seed: int = 1
+    changes: tuple = ()        # ((parameter path, value), ...) applied to the board before it runs
+    board: str = ""            # the board's hash (computed when not given)
+
+    def __post_init__(self):
+        if not self.board:
+            object.__setattr__(self, "board", board_hash(self.topology))
+
+    @property
+    def key(self) -> tuple:
+        return (self.board, self.changes, self.case.name, self.size_bytes, self.mode, self.seed, result_version())
+
+    @property
+    def cost(self) -> float:
+        """A rough relative cost, to start the longest simulations first."""
+        return (2 * len(self.case.threads) + len(self.case.background)) * len(self.topology.nodes)
+
+
+def simulate_job(job: Job) -> dict:
+    """Run one job: ``Result.to_dict()`` without the board's parameters and with the busiest queues only,
+    plus the wall and CPU seconds it took."""
+    from .model import simulate
+
+    start, start_cpu = time.perf_counter(), time.process_time()
+    board = job.topology.with_parameters(dict(job.changes)) if job.changes else job.topology
+    result = simulate(board, list(job.case.threads), list(job.case.background), size_bytes=job.size_bytes,
+                      mode=job.mode, seed=job.seed, baseline=False).to_dict()
+    result.pop("parameters", None)
+    result["queues"] = result["queues"][:QUEUES_KEPT]
+    result["wall_s"] = time.perf_counter() - start
+    result["cpu_s"] = time.process_time() - start_cpu
+    return result
+
+
+class ResultCache:
+    """Results by job key: in memory, and as one JSON file per job in ``folder`` when one is given."""
+
+    def __init__(self, folder=None):
+        self.folder = Path(folder) if folder else None
+        self._memory: dict = {}
+
+    def _path(self, key: tuple) -> Path:
+        name = hashlib.sha256(json.dumps(key, default=str).encode("utf-8")).hexdigest()[:32]
+        return self.folder / f"{name}.json"
+
+    def get(self, key: tuple):
+        """The cached result of ``key``, or None."""
+        if key in self._memory:
+            return self._memory[key]
+        if self.folder is None:
+            return None
+        try:
+            data = json.loads(self._path(key).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if data.get("key") != json.loads(json.dumps(key, default=str)):
+            return None     # a digest collision or a damaged file: simulate again
+        self._memory[key] = data["result"]
+        return data["result"]
+
+    def put(self, key: tuple, result: dict) -> None:
+        self._memory[key] = result
+        if self.folder is not None:
+            write_json(self._path(key), {"key": key, "result": result})
+
+
+def default_workers() -> int:
+    """The CPUs this process may run on."""
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+
+
+class Runner:
+    """Simulates jobs on up to ``workers`` processes, each distinct job once, through a :class:`ResultCache`.
+
+    Use it as a context manager: the pool lives until the ``with`` block ends.
+    ``simulated`` and ``cached`` count the jobs run and the jobs answered from
+    the cache.
+    """
+
+    def __init__(self, workers: int = 1, cache: ResultCache | None = None):
+        self.workers = max(1, int(workers))
+        self.cache = cache if cache is not None else ResultCache()
+        self.simulated = 0
+        self.cached = 0
+        self._pool = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+            self._pool = None
+
+    def run(self, jobs, on_done=None) -> dict:
+        """``{job key: result}`` for ``jobs``; ``on_done(job, cached)`` after each distinct job."""
+        results, todo = {}, {}
+        for job in jobs:
+            if job.key in results or job.key in todo:
+                continue
+            hit = self.cache.get(job.key)
+            if hit is None:
+                todo[job.key] = job
+                continue
+            results[job.key] = hit
+            self.cached += 1
+            if on_done:
+                on_done(job, True)
+        for job, result in self._simulate(sorted(todo.values(), key=lambda j: -j.cost)):
+            self.cache.put(job.key, result)
+            results[job.key] = result
+            self.simulated += 1
+            if on_done:
+                on_done(job, False)
+        return results
+
+    def _simulate(self, order: list):
+        """``(job, result)`` pairs, as the simulations end."""
+        if self.workers <= 1 or len(order) <= 1:
+            for job in order:
+                yield job, simulate_job(job)
+            return
+        pool = self._pool_for(len(order))
+        futures = {pool.submit(simulate_job, job): job for job in order}
+        try:
+            for future in as_completed(futures):
+                yield futures[future], future.result()
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
+
+    def _pool_for(self, count: int) -> ProcessPoolExecutor:
+        if self._pool is None:
+            methods = multiprocessing.get_all_start_methods()
+            context = multiprocessing.get_context("fork" if "fork" in methods else None)
+            self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=context)
+        return self._pool
