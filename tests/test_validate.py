@@ -16,7 +16,7 @@ from simnuma.calibrate import RECORD_PREFIX
 from simnuma.errors import CalibrationError
 from simnuma.measurements import MachineInfo, Measurement, MeasurementSet, parse_case
 from simnuma.topology import parse_topology
-from simnuma.validate import PLOT_HINT, Validation, ValidationRow, validate, write_outputs
+from simnuma.calibrate.validate import PLOT_HINT, Validation, ValidationRow, validate, write_outputs
 
 REPO = Path(__file__).resolve().parents[1]
 SIZE = 1 << 20

@@ -1,4 +1,4 @@
-"""Calibration: fitting a board's free parameters to measured cases.
+"""Calibration and validation: fitting a board's free parameters to measured cases, then predicting the rest.
 
 A calibration fits named free parameters to the measurements of chosen cases by bounded
 least squares on relative residuals, predicting every measurement with the model itself in
@@ -11,7 +11,8 @@ measurements identify it (``docs/calibration.md``).
 * :mod:`.results`: what a calibration returns (:class:`Calibration`) and its tables;
 * :mod:`.verdicts`: intervals, correlations and whether each parameter is identified;
 * :mod:`.fit`: :func:`calibrate` and :func:`predict`, the cases they choose;
-* :mod:`.boardfile`: the calibrated board written back as YAML, and its calibration record.
+* :mod:`.boardfile`: the calibrated board written back as YAML, and its calibration record;
+* :mod:`.validate`: :func:`validate`, predicting the measured cases a calibration did not use, and its report.
 """
 from .boardfile import calibrated_yaml, read_calibration_record
 from .cases import chase_pages_problem, check_measurements, is_peak

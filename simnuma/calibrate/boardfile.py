@@ -9,7 +9,8 @@ from .. import __version__
 from ..errors import CalibrationError, TopologyError
 from ..topology import parse_topology
 from .parameters import _BLOCK_END, _BLOCK_START, RECORD_PREFIX
-from .results import Calibration, _num
+from .results import Calibration
+from .rows import number_text
 
 # ------------------------------------------------------------------ the calibrated board file
 
@@ -52,8 +53,8 @@ def _comment_block(cal: Calibration, shown: list) -> list:
             lines.append(f"#   {p.param.name} kept at {kept}: not identified ({p.note})")
     lines.append("# measured -> fitted (residual):")
     for r in cal.rows:
-        lines.append(f"#   {r.measurement.case.name} {r.measurement.label}: {_num(r.measurement.value)} ->"
-                     f" {_num(r.fitted)} ({r.residual_percent:+.1f}%)")
+        lines.append(f"#   {r.measurement.case.name} {r.measurement.label}: {number_text(r.measurement.value)} ->"
+                     f" {number_text(r.fitted)} ({r.residual_percent:+.1f}%)")
     lines.append(f"# mean |residual| {cal.mean_abs_residual_percent:.1f}%, worst {cal.worst.residual_percent:+.1f}%")
     lines += [f"# left out: {m.key}: {why}" for m, why in cal.left_out]
     lines += [f"# warning: {w}" for w in cal.warnings]

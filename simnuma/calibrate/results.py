@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..tables import text_table
+from .rows import ModelRow, worst_row
 from .. import __version__
 from ..measurements import MeasurementSet
 from ..topology import Topology
@@ -113,15 +114,16 @@ class ParameterFit:
 
 
 @dataclass(frozen=True)
-class FitRow:
+class FitRow(ModelRow):
     """One measurement beside its fitted prediction."""
 
-    measurement: object
-    fitted: float
+    @property
+    def fitted(self) -> float:
+        return self.model_value
 
     @property
     def residual_percent(self) -> float:
-        return self.measurement.error_percent(self.fitted)
+        return self.error_percent
 
     def to_dict(self) -> dict:
         m = self.measurement
@@ -167,7 +169,7 @@ class Calibration:
 
     @property
     def worst(self) -> FitRow:
-        return max(self.rows, key=lambda r: abs(r.residual_percent))
+        return worst_row(self.rows)
 
     @property
     def mean_abs_residual_percent(self) -> float:
@@ -210,9 +212,7 @@ class Calibration:
         """The terminal report: the fit per measurement, then per parameter."""
         out = [f"calibrated board {self.prior_topology.name!r} on {', '.join(self.data.files)}"
                f" ({len(self.cases)} cases, {len(self.rows)} measurements)", ""]
-        rows = [[r.measurement.case.name, r.measurement.label, _num(r.measurement.value), _num(r.fitted),
-                 f"{r.residual_percent:+.1f}%" + (" *" if r.measurement.caveat else "")] for r in self.rows]
-        out += text_table(["case", "metric", "measured", "fitted", "residual"], rows)
+        out += text_table(["case", "metric", "measured", "fitted", "residual"], [r.cells() for r in self.rows])
         out.append(f"mean |residual| {self.mean_abs_residual_percent:.1f}%, worst {self.worst.residual_percent:+.1f}%"
                    f" ({self.worst.measurement.key})")
         out += [f"* {r.measurement.key}: {r.measurement.caveat}" for r in self.rows if r.measurement.caveat]
@@ -236,14 +236,6 @@ class Calibration:
 
 def _maybe(x):
     return None if x is None or not math.isfinite(x) else _round(x, 3)
-
-
-def _num(x: float) -> str:
-    if x == 0:
-        return "0"
-    if abs(x) >= 100:
-        return f"{x:.1f}"
-    return f"{x:#.3g}"
 
 
 # ------------------------------------------------------------------ what the measurements identify

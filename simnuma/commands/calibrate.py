@@ -116,7 +116,7 @@ def cmd_calibrate(args) -> int:
 def cmd_validate(args) -> int:
     from ..fileio import progress
     from ..measurements import load_measurements
-    from ..validate import validate, write_outputs
+    from ..calibrate.validate import validate, write_outputs
 
     jobs = _check_jobs(args.jobs)
     topology, text = _board_text(args.board)

@@ -21,12 +21,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .tables import text_table
-from . import __version__
-from .calibrate import predict, read_calibration_record
-from .errors import CalibrationError
-from .measurements import MeasurementSet
-from .topology import load_topology
+from .. import __version__
+from ..errors import CalibrationError
+from ..measurements import MeasurementSet
+from ..tables import text_table
+from ..topology import load_topology
+from .boardfile import read_calibration_record
+from .fit import predict
+from .rows import ModelRow, mean_abs_error_percent, worst_row
 
 __all__ = ["ValidationRow", "Validation", "validate", "write_outputs", "ORDERING_THRESHOLD_PERCENT",
            "PLOT_HINT"]
@@ -36,15 +38,12 @@ PLOT_HINT = "plots skipped: matplotlib is not installed; pip install 'simnuma[pl
 
 
 @dataclass(frozen=True)
-class ValidationRow:
+class ValidationRow(ModelRow):
     """One measurement beside its prediction."""
 
-    measurement: object
-    predicted: float
-
     @property
-    def error_percent(self) -> float:
-        return self.measurement.error_percent(self.predicted)
+    def predicted(self) -> float:
+        return self.model_value
 
     def to_dict(self) -> dict:
         m = self.measurement
@@ -88,11 +87,11 @@ class Validation:
 
     @property
     def mean_abs_error_percent(self) -> float:
-        return sum(abs(r.error_percent) for r in self.rows) / len(self.rows)
+        return mean_abs_error_percent(self.rows)
 
     @property
     def worst(self) -> ValidationRow:
-        return max(self.rows, key=lambda r: abs(r.error_percent))
+        return worst_row(self.rows)
 
     def orderings(self) -> list:
         """Every pair of measurements of the same metric and unit whose measured values differ clearly."""
@@ -157,8 +156,7 @@ class Validation:
         return lines
 
     def _table_rows(self) -> list:
-        return [[r.measurement.case.name, r.measurement.label, _num(r.measurement.value), _num(r.predicted),
-                 f"{r.error_percent:+.1f}%" + (" *" if r.measurement.caveat else "")] for r in self.rows]
+        return [r.cells() for r in self.rows]
 
     def _caveat_lines(self) -> list:
         """``* case label: caveat`` for every measurement the benchmark itself distrusts."""
@@ -247,12 +245,6 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
-def _num(x: float) -> str:
-    if abs(x) >= 100:
-        return f"{x:.1f}"
-    return f"{x:#.3g}"
-
-
 def _md(text: str) -> str:
     return str(text).replace("|", "\\|")
 
@@ -290,7 +282,7 @@ def write_outputs(report: Validation, folder) -> tuple:
 
     Returns ``(paths written, note)``; the note says why plots were skipped.
     """
-    from .fileio import write_atomic, write_json
+    from ..fileio import write_atomic, write_json
 
     folder = Path(folder)
     written = [write_atomic(folder / "validation.md", report.to_markdown()),
