@@ -24,13 +24,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .units import UnitError, parse_quantity
+from .units import LINE_BYTES, UnitError, parse_quantity
 
 __all__ = ["MEMORY_MODELS", "SCHEDULERS", "PAGE_POLICIES", "ADDRESS_FIELDS", "TIMINGS", "OPTIONAL_TIMINGS",
            "DramParams", "MemoryCurve", "parse_choice", "parse_dram_time", "parse_address_map", "parse_curves",
            "dram_params", "format_dram_time", "MemoryParamError", "MODEL_KEYS", "LINE_BYTES"]
 
-LINE_BYTES = 64
 MEMORY_MODELS = ("fifo", "dram", "curve")
 SCHEDULERS = ("fr-fcfs", "fcfs")
 PAGE_POLICIES = ("open", "closed")

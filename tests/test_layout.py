@@ -27,3 +27,31 @@ def test_command_modules_hold_argparse_and_printing_only(path):
     classes = [n.name for n in tree.body if isinstance(n, ast.ClassDef)]
     assert not classes, classes
     assert len(path.read_text(encoding="utf-8").splitlines()) <= 250
+
+
+def _module_level_names(path: Path) -> set:
+    """Names a module defines at its top level (classes, functions, assignments)."""
+    names = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+    return names
+
+
+@pytest.mark.parametrize("name", ["Case", "parse_case", "baseline_case", "LINE_BYTES", "DEFAULT_SIZE_BYTES",
+                                  "LOADS_GBps", "SUBSCRIPTIONS", "text_table", "board_hash"])
+def test_one_idea_is_defined_in_one_place(name):
+    homes = [str(p.relative_to(PACKAGE)) for p in MODULES if name in _module_level_names(p)]
+    assert len(homes) == 1, f"{name} is defined in {homes}"
+
+
+def test_one_process_pool():
+    """Every command that runs many simulations goes through simnuma.runner."""
+    users = [str(p.relative_to(PACKAGE)) for p in MODULES
+             if "ProcessPoolExecutor" in p.read_text(encoding="utf-8") or "import multiprocessing" in p.read_text(
+                 encoding="utf-8")]
+    assert users == ["runner.py"]

@@ -35,6 +35,7 @@ from .sri import SRI
 from .stats import BufferSampler, counter_snapshot
 from .symmetry import exchangeable_groups
 from .xbar import XBar
+from ..case import baseline_case
 from ..units import LINE_BYTES
 
 __all__ = ["System", "simulate", "DEFAULT_SIZE_BYTES", "MODES"]
@@ -422,11 +423,6 @@ def _run_phase(system: System, active: tuple, extra: _Extrapolated) -> bool:
 _BASELINE_CACHE: dict = {}
 
 
-def _baseline_spec(topology: Topology) -> ThreadSpec:
-    first = topology.node_ids[0]
-    return ThreadSpec(first, 0, "r", first)
-
-
 def simulate(topology, threads, background=(), size_bytes: int = DEFAULT_SIZE_BYTES, mode: str = "steady",
              seed: int = 1, progress=None, baseline: bool = True) -> Result:
     """Run ``threads`` (and ``background`` threads) on ``topology``; return a Result.
@@ -457,10 +453,10 @@ def simulate(topology, threads, background=(), size_bytes: int = DEFAULT_SIZE_BY
 
 
 def baseline_time_ns(topology: Topology, size_bytes: int, mode: str, seed: int) -> float:
-    """Time of one idle thread reading local memory (``0.0.r.0``) on the same board."""
+    """Time of the board's baseline case (:func:`~simnuma.case.baseline_case`: ``0.0.r.0`` alone)."""
     key = (topology.to_yaml(), size_bytes, mode, seed)
     if key not in _BASELINE_CACHE:
-        res = simulate(topology, [_baseline_spec(topology)], size_bytes=size_bytes, mode=mode, seed=seed,
+        res = simulate(topology, baseline_case(topology).threads, size_bytes=size_bytes, mode=mode, seed=seed,
                        baseline=False)
         _BASELINE_CACHE[key] = res.makespan_ns
     return _BASELINE_CACHE[key]
