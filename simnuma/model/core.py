@@ -47,7 +47,7 @@ class Thread:
 
     __slots__ = ("env", "spec", "label", "foreground", "node", "home", "pattern", "window", "outstanding",
                  "to_issue", "issued", "completed", "interval_ns", "next_issue_ns", "wake_pending",
-                 "stopped", "finish_ns", "latency", "coherence", "on_finish", "start_ns", "hold_ns",
+                 "stopped", "finish_ns", "latency", "coherence", "on_finish", "hold_ns",
                  "arrays", "streams", "victim_lines", "chase", "watch_at", "watch_event")
 
     def __init__(self, env, spec, node: int, home: int, window: int, lines: int | None,
@@ -73,7 +73,6 @@ class Thread:
         self.latency = LatencyHistogram()
         self.coherence = coherence
         self.on_finish = on_finish
-        self.start_ns = 0.0
         self.hold_ns = hold_ns
         # ArrayPages per step of the pattern (b, c, a for a triad), when the memory needs addresses
         self.arrays = arrays
@@ -85,7 +84,6 @@ class Thread:
         self.watch_event = None
 
     def start(self, at_ns: float) -> None:
-        self.start_ns = at_ns
         self.next_issue_ns = at_ns
         self.wake_pending = True
         call_at(self.env, at_ns, self._wake)

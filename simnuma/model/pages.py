@@ -62,12 +62,6 @@ class AddressMap:
         width = self.mask[field].bit_length()
         return list(range(self.shift[field], self.shift[field] + width))
 
-    def decode(self, line_address: int) -> tuple:
-        """``(channel, rank, bank, row)`` of a physical line address."""
-        s, m = self.shift, self.mask
-        return ((line_address >> s["channel"]) & m["channel"], (line_address >> s["rank"]) & m["rank"],
-                (line_address >> s["bank"]) & m["bank"], (line_address >> s["row"]) & m["row"])
-
     def frame(self, slot: int, rng) -> int:
         """A frame number whose slot bits spell ``slot`` and whose other bits are random."""
         address = 0

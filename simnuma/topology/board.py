@@ -98,7 +98,7 @@ class Topology:
     """
 
     __slots__ = ("name", "description", "nodes", "links", "io", "coherence", "layout",
-                 "routing", "source", "_doc", "_routes", "_hops", "_graph", "_index", "_link_index")
+                 "routing", "source", "_doc", "_routes", "_graph", "_index", "_link_index")
 
     def __init__(self, doc: dict, nodes, links, routes, source: str = "<dict>"):
         setter = object.__setattr__
@@ -121,8 +121,6 @@ class Topology:
         setter(self, "_link_index", link_index)
         graph = _graph(self.node_ids, ((link.a, link.b) for link in self.links))
         setter(self, "_graph", nx.freeze(graph))
-        lengths = dict(nx.all_pairs_shortest_path_length(graph))
-        setter(self, "_hops", {(a, b): lengths[a][b] for a in lengths for b in lengths[a]})
 
     def __setattr__(self, key, value):
         raise AttributeError(f"Topology is immutable (tried to set {key!r})")
@@ -198,11 +196,6 @@ class Topology:
         """Number of links on the route from a to b (the route table's, not BFS)."""
         self._check_pair(a, b)
         return len(self._routes[(a, b)]) - 1 if a != b else 0
-
-    def bfs_hops(self, a: int, b: int) -> int:
-        """Length of a shortest path from a to b."""
-        self._check_pair(a, b)
-        return self._hops[(a, b)]
 
     def route(self, a: int, b: int) -> tuple:
         """The node sequence a packet from a to b follows (``(a,)`` when a == b)."""
