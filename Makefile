@@ -16,6 +16,7 @@ run: $(VENV)/.installed
 
 test: $(VENV)/.installed
 	$(VENV)/bin/ruff check simnuma tests benchmarks
+	$(PY) -m mypy
 	$(PY) -m pytest -n 2 -q -m "not slow"
 
 test-all: $(VENV)/.installed

@@ -18,8 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import SpecError
-from .schema import closest
+from .errors import SpecError, closest
 from .units import UnitError, format_bandwidth, parse_quantity
 from .workload import OPS, ThreadSpec, parse_spec
 
@@ -148,7 +147,8 @@ def parse_case(text, background=()) -> Case:
     if not fg:
         raise SpecError(f"{shown!r}: no foreground thread given before '{SEPARATOR}'; e.g. 0.0.r.0" if seps
                         else "no foreground thread given; e.g. 0.0.r.0")
-    named, explicit = None, []
+    named = None
+    explicit: list[str] = []
     for token in tail + _words(background):
         named = _background_token(token, named, explicit)
     sub, load, rate = named or (None, "idle", 0.0)

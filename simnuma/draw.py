@@ -67,12 +67,13 @@ def board_positions(topo) -> dict:
 def _auto_layout(graph) -> dict:
     """Kamada-Kawai from a few deterministic starts; the result with the fewest crossing links."""
     starts = [nx.circular_layout(graph)] + [nx.spring_layout(graph, seed=seed) for seed in range(4)]
-    best, best_crossings = None, None
+    best: dict = {}
+    best_crossings = math.inf   # the first start is the best so far
     for start in starts:
         pos = nx.kamada_kawai_layout(graph, pos=start)
         pos = {n: (round(float(p[0]), 6), round(float(p[1]), 6)) for n, p in pos.items()}
         crossings = len(_crossing_pairs(list(graph.edges), pos))
-        if best is None or crossings < best_crossings:
+        if crossings < best_crossings:
             best, best_crossings = pos, crossings
     return best
 

@@ -5,6 +5,8 @@ that line and exits with status 2.  Anything else escaping is a bug.
 """
 from __future__ import annotations
 
+import difflib
+
 __all__ = [
     "SimnumaError",
     "TopologyError",
@@ -60,3 +62,19 @@ class CalibrationError(SimnumaError):
 
 class StudyError(SimnumaError):
     """A study cannot be found, or its file is invalid."""
+
+
+# ---------------------------------------------------------------- wording a mistake
+
+def closest(key: object, valid) -> str | None:
+    """The valid key nearest to a misspelt ``key``, or None when none is close."""
+    close = difflib.get_close_matches(str(key), [str(v) for v in valid], n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def suggest(key: object, valid) -> str:
+    """``unknown key (did you mean 'latency'?)``, or the list of valid keys when none is close."""
+    close = closest(key, valid)
+    if close is not None:
+        return f"unknown key (did you mean {close!r}?)"
+    return "unknown key; expected one of: " + ", ".join(str(v) for v in valid)

@@ -24,10 +24,14 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import __version__
 from .case import Case
 from .fileio import write_json
+
+if TYPE_CHECKING:
+    from .topology import Topology
 
 __all__ = ["Job", "Runner", "ResultCache", "board_hash", "result_version", "simulate_job", "default_workers"]
 
@@ -55,7 +59,7 @@ def result_version() -> str:
 class Job:
     """One simulation: a board (and parameter changes to it), a case, array size, mode and seed."""
 
-    topology: object = field(compare=False, repr=False)
+    topology: Topology = field(compare=False, repr=False)
     case: Case
     size_bytes: int
     mode: str = "steady"
@@ -101,6 +105,7 @@ class ResultCache:
         self._memory: dict = {}
 
     def _path(self, key: tuple) -> Path:
+        assert self.folder is not None   # only a cache with a folder has files
         name = hashlib.sha256(json.dumps(key, default=str).encode("utf-8")).hexdigest()[:32]
         return self.folder / f"{name}.json"
 
@@ -143,7 +148,7 @@ class Runner:
         self.cache = cache if cache is not None else ResultCache()
         self.simulated = 0
         self.cached = 0
-        self._pool = None
+        self._pool: ProcessPoolExecutor | None = None
 
     def __enter__(self):
         return self

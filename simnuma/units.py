@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 
 __all__ = [
     "UnitError",
@@ -46,7 +47,7 @@ _BANDWIDTH = {
 }
 _FREQUENCY = {"Hz": 1e-9, "kHz": 1e-6, "MHz": 1e-3, "GHz": 1.0}
 
-KINDS = {
+KINDS: dict[str, tuple[Mapping[str, float], str]] = {   # kind -> (unit -> internal units, an example)
     "time": (_TIME, "a time such as '60 ns'"),
     "size": (_SIZE, "a size such as '64 MiB'"),
     "bandwidth": (_BANDWIDTH, "a bandwidth such as '4 GB/s'"),

@@ -87,7 +87,7 @@ class Workload:
 
     def check(self, topology) -> None:
         """Raise SpecError if a thread cannot be placed on ``topology``."""
-        used = {}
+        used: dict[tuple[int, int], str] = {}   # (node, core) -> the thread on it
         ids = topology.node_ids
         for spec in self.threads + self.background:
             if spec.node not in ids:

@@ -1,4 +1,5 @@
 """The one lookup of bundled boards, studies and reference data (simnuma.bundled)."""
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -45,10 +46,22 @@ def test_a_missing_data_package_is_an_error_not_a_search(monkeypatch):
 
 @pytest.mark.slow
 def test_a_wheel_carries_every_bundled_file(tmp_path):
-    subprocess.run([sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "-q", "-w", str(tmp_path)],
+    source = tmp_path / "source"   # a clean copy: a build/ folder left in the checkout could add stale modules
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".git", ".venv", "build", "*.egg-info", "__pycache__",
+                                                                 ".hypothesis", ".pytest_cache", "results", ".simnuma-cache"))
+    subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "-q", "-w", str(tmp_path)],
                    check=True, capture_output=True)
     (wheel,) = tmp_path.glob("simnuma-*.whl")
     inside = set(zipfile.ZipFile(wheel).namelist())
     for package, where in bundled.KINDS.values():
         for path in (ROOT / where).glob("*.yaml"):
             assert f"{package.replace('.', '/')}/{path.name}" in inside
+    for module in (ROOT / "simnuma").rglob("*.py"):
+        assert module.relative_to(ROOT).as_posix() in inside
+
+
+def test_pyproject_lists_every_code_package():
+    """setuptools installs the packages it is told of: a package missing from the list is missing from a wheel."""
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    on_disk = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "simnuma").rglob("__init__.py")}
+    assert on_disk <= listed, sorted(on_disk - listed)

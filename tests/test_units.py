@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from simnuma.schema import check_value
+from simnuma.topology.schema import check_value
 from simnuma.units import (
     UnitError,
     format_bandwidth,

@@ -142,11 +142,11 @@ def build_binary(force: bool = False, flags=CFLAGS) -> Build:
     folder = binary.parent
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(prefix=f".{binary.name}.", dir=folder)
+        fd, name = tempfile.mkstemp(prefix=f".{binary.name}.", dir=folder)
         os.close(fd)
     except OSError as exc:
         raise BenchError(f"cannot write to the build cache {folder}: {exc.strerror}") from None
-    temporary = Path(temporary)
+    temporary = Path(name)
     try:
         with resources.as_file(resources.files("simnuma.bench") / SOURCE_NAME) as source:
             _compile(compile_command(compiler, source, temporary, flags), temporary)

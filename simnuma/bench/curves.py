@@ -101,7 +101,8 @@ def _trusted_repetitions(report: dict) -> tuple:
     chase = next(t for t in threads if t["role"] == "foreground")
     shares = (chase.get("cpu_share") or {}).get("all")
     count = len(shares) if isinstance(shares, list) else 0
-    if not count or any(len((t.get("GBps") or {}).get("all") or ()) != count for t in threads):
+    if (not isinstance(shares, list) or not count
+            or any(len((t.get("GBps") or {}).get("all") or ()) != count for t in threads)):
         return None, True
     trusted = [i for i, share in enumerate(shares) if share >= CPU_SHARE_TRUSTED]
     return (trusted, True) if trusted else (list(range(count)), False)
@@ -169,7 +170,7 @@ def _stream_peaks(reports) -> dict:
     """``{(node, op): (GB/s, case)}``: the most memory bandwidth streams of one op drew from a node with
     no chase beside them (single streams and all-cores peaks), each thread at its best repetition (the
     figure calibration fits too)."""
-    peaks = {}
+    peaks: dict[tuple[int, str], tuple[float, str]] = {}
     for case, report in reports:
         specs = [parse_spec(t["spec"]) for t in report.get("threads") or []]
         if not specs or len({s.op for s in specs}) != 1 or len({s.mem_node for s in specs}) != 1:
@@ -191,7 +192,8 @@ def curves_from_reports(reports) -> list:
     above its last point: a machine with few CPUs cannot load its memory beside the chase.
     """
     peaks = _stream_peaks(reports)
-    idle, loaded = {}, {}
+    idle = {}
+    loaded: dict[tuple[str, str], list[tuple[str, dict]]] = {}   # (chase, mix) -> [(case, report)]
     for case, report in reports:
         found = _chase_and_mix(report)
         if found is None:

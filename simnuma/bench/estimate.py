@@ -98,7 +98,8 @@ def probe_host(host: Host, home: int, size_bytes=None, pages: str = "auto", run=
         from .build import binary_path
         from .run import run_bench as run
         binary_path()  # a first use compiles the benchmark: not a cost of the cases
-    costs, failures, size = {}, {}, None
+    costs, failures = {}, {}
+    size = 0   # the array size of the probes (each report says it; no probe ran: an error below)
     started = time.monotonic()
     for op in PROBE_OPS:
         spec = f"{home}.0.{op}.{home}"

@@ -158,7 +158,7 @@ def _read(path: Path) -> str | None:
 
 def parse_cpulist(text: str) -> tuple:
     """``"0-3,8,10-11"`` -> (0, 1, 2, 3, 8, 10, 11); ValueError when malformed."""
-    cpus = []
+    cpus: list[int] = []
     for part in text.replace(" ", ",").split(","):
         part = part.strip()
         if not part:
@@ -412,7 +412,8 @@ def resolve_threads(host: Host, threads, background=(), size_bytes: int | None =
         raise SpecError("no foreground thread given; e.g. 0.0.r.0")
     if len(roles) > host.cpu_count:
         raise SpecError(f"{_count(len(roles), 'thread')} but this host has only {_count(host.cpu_count, 'CPU')}")
-    placed, used = [], {}
+    placed: list[ResolvedThread] = []
+    used: dict[int, str] = {}   # CPU -> the thread on it
     for spec, role in roles:
         cpu = _place(host, spec)
         if cpu in used:

@@ -284,7 +284,7 @@ def host_topology_yaml(host: Host, name: str | None = None, memory_bandwidth_GBp
     ``curves_source`` says where they were measured.
     """
     inference = infer_links(host.node_ids, host.distances)
-    degree = Counter()
+    degree: Counter[int] = Counter()   # node id -> links
     for a, b in inference.links:
         degree[a] += 1
         degree[b] += 1

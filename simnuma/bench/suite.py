@@ -125,7 +125,7 @@ def _measure_in_rounds(cases: list, host: Host, size_bytes, reps: int, rounds: i
 
     The progress ``bar`` advances by each case's estimated seconds (one per case without ``estimates``).
     """
-    reports = {case.name: [] for case in cases}
+    reports: dict[str, list[dict]] = {case.name: [] for case in cases}
     elapsed = {case.name: 0.0 for case in cases}
     for number in range(rounds):
         for case in _round_order(cases, number):

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 from .. import __version__
 from ..errors import CalibrationError, TopologyError
 from ..topology import parse_topology
 from .parameters import _BLOCK_END, _BLOCK_START, RECORD_PREFIX
-from .results import Calibration
+from .results import Calibration, ParameterFit
 from .rows import number_text
 
 # ------------------------------------------------------------------ the calibrated board file
@@ -110,13 +111,14 @@ def _edit_in_place(text: str, cal: Calibration, shown: str) -> str | None:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError:
         return None
-    text = _insert_missing(text, root, [p for p in cal.written if _scalar_at(root, p.param.path.split(".")) is None])
-    if text is None:
+    inserted = _insert_missing(text, root, [p for p in cal.written if _scalar_at(root, p.param.path.split(".")) is None])
+    if inserted is None:
         return None
+    text = inserted
     root = yaml.compose(text, Loader=yaml.SafeLoader)
     edits = {}     # start index -> (end index, new text)
-    notes = {}     # line number -> [fitted parameters on it]
-    others = {}    # line number -> keys beside them on that line that were not fitted
+    notes: dict[int, list[ParameterFit]] = {}   # line number -> [fitted parameters on it]
+    others: dict[int, list[str]] = {}           # line number -> keys beside them on that line that were not fitted
     for p in cal.written:
         parts = p.param.path.split(".")
         node = _scalar_at(root, parts)
@@ -157,7 +159,7 @@ def _insert_missing(text: str, root, params: list) -> str | None:
     """
     import yaml
 
-    groups = {}   # (line to insert after, indent) -> {first missing key: {rest: value}}
+    groups: dict[tuple[int, int], dict[str, Any]] = {}   # (line to insert after, indent) -> {first missing key: {rest: value}}
     for p in params:
         parts = p.param.path.split(".")
         depth = len(parts) - 1
@@ -226,7 +228,7 @@ def _keys_on_line(mapping, line: int) -> list:
     import yaml
 
     if not isinstance(mapping, yaml.MappingNode):
-        return set()
+        return []
     return [key.value for key, value in mapping.value
             if isinstance(key, yaml.ScalarNode) and isinstance(value, yaml.ScalarNode)
             and value.start_mark.line == line]

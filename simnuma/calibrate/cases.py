@@ -72,7 +72,7 @@ def _baseline(m, topology: Topology) -> Case:
 
 def sim_cases_for(topology: Topology, data: MeasurementSet) -> dict:
     """``{(case name, size): SimCase}`` for every case ``data`` needs, baselines included."""
-    out = {}
+    out: dict[tuple, SimCase] = {}
     for m in data:
         sim = sim_case(m.case, m.size_bytes)
         out.setdefault(sim.key, sim)

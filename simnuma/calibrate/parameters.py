@@ -1,5 +1,6 @@
 """The free parameters a calibration may fit: their board paths, units, bounds and the memory
-models that have them; the fit's settings; parsing ``--fit``."""
+models that have them, read from the board parameter table (:mod:`simnuma.topology.params`, each
+parameter's ``fit``); the fit's settings; parsing ``--fit``."""
 from __future__ import annotations
 
 import math
@@ -7,8 +8,9 @@ import re
 from dataclasses import dataclass, replace
 
 from ..errors import CalibrationError
-from ..memparams import MEMORY_MODELS
+from ..topology.memparams import MEMORY_MODELS
 from ..model.system import DEFAULT_SIZE_BYTES  # noqa: F401 - one array size for every command
+from ..topology.params import BOARD_PARAMETERS, REQUIRED, declared
 from ..topology import Topology
 from ..workload import parse_spec
 from .cases import is_peak
@@ -67,24 +69,20 @@ class FreeParameter:
         """An integer whose range is searched on a ladder and by bisection, not value by value."""
         return self.integer and self.high - self.low + 1 > WIDE_INTEGER
 
-    def prior(self, topology: Topology) -> float:
-        """The value the board gives (its first node or link)."""
-        node = topology.nodes[0]
-        if self.name.startswith("core.window."):
-            return float(node.window[self.op])
-        if self.name.startswith("core.hold."):
-            return float((node.hold_ns or {}).get(self.op, 0.0))  # not given: no hold
-        getters = {
-            "memory.latency": lambda: node.memory_latency_ns,
-            "memory.efficiency": lambda: node.memory_efficiency,
-            "memory.bandwidth": lambda: node.memory_bandwidth_GBps,
-            "memory.queue": lambda: float(node.memory_queue),
-            "sri.latency": lambda: node.sri_latency_ns,
-            "xbar.latency": lambda: node.xbar_latency_ns,
-            "probe.lookup": lambda: node.probe_lookup_ns,
-            "link.latency": lambda: topology.links[0].latency_ns if topology.links else None,
-        }
-        return getters[self.name]()
+    def prior(self, topology: Topology) -> float | None:
+        """The value the board gives (its first node or link): the field the parameter table declares
+        it becomes; None on a board without links for a link parameter."""
+        param, key = declared(self.name)
+        if param.scope == "link":
+            if not topology.links:
+                return None
+            value = getattr(topology.links[0], param.field)
+        else:
+            value = getattr(topology.nodes[0], param.field)
+        if key is not None:   # one key of a family, its default when the board gives none
+            default = param.key_default(key)
+            value = (value or {}).get(key, None if default is REQUIRED else default)
+        return None if value is None else float(value)
 
     def for_board(self, topology: Topology) -> "FreeParameter":
         """The parameter as the board means it: its memory model's description and bounds, widened
@@ -155,14 +153,6 @@ _NOT_IN_MODEL = {
             " (memory.dram), which are facts and never fitted; the sustained efficiency is an output",
     "curve": "whose bandwidth and loaded latency are its measured curves (memory.curves)",
 }
-# what memory.latency means, and its physical bounds, in each memory model
-_MODEL_VARIANTS = {
-    ("memory.latency", "fifo"): {"description": "DRAM access latency (fixed, beside the bandwidth server)"},
-    ("memory.latency", "dram"): {"description": "memory controller latency on top of the DRAM's own timings",
-                                 "low": 1.0, "high": 120.0},
-    ("memory.latency", "curve"): {"description": "idle memory latency (the curves add the loaded part)",
-                                  "low": 20.0, "high": 200.0},
-}
 
 
 def _round(value: float, digits: int):
@@ -175,42 +165,29 @@ def _round(value: float, digits: int):
     return int(rounded) if rounded.is_integer() else rounded
 
 
-def _window(op: str, what: str) -> FreeParameter:
-    return FreeParameter(f"core.window.{op}", f"defaults.core.window.{op}", "lines", 1, 8,
-                         f"outstanding lines per core for {what} (miss buffers and prefetch)", integer=True)
+def _catalogue() -> tuple:
+    """``(name, board parameter, key)`` of everything the parameter table lets a calibration fit, in
+    the catalogue's order (``core.window.r``: the ``r`` of the family ``core.window``)."""
+    fitted = sorted((p for p in BOARD_PARAMETERS if p.fit is not None), key=lambda p: p.fit.order if p.fit else 0)
+    return tuple((p.name + (f".{key}" if key else ""), p, key) for p in fitted for key in (p.keys or (None,)))
 
 
-def _hold(op: str, what: str) -> FreeParameter:
-    return FreeParameter(f"core.hold.{op}", f"defaults.core.hold.{op}", "ns", 0.1, 60.0,
-                         f"time a miss buffer stays busy after its fill for {what} (installing the line"
-                         + (", merging the store and moving the victim out)" if op != "r" else ")"))
+def _free_parameter(name: str, param, key) -> FreeParameter:
+    """The catalogue entry of a board parameter (of one key of a family)."""
+    fit = param.fit
+    return FreeParameter(name, f"{param.section}.{param.path}" + (f".{key}" if key else ""), param.unit_text,
+                         fit.low, fit.high, fit.description[key] if key else fit.description,
+                         integer=param.kind == "int", models=param.models)
 
 
-PARAMETERS = {p.name: p for p in (
-    FreeParameter("memory.latency", "defaults.memory.latency", "ns", 20.0, 120.0, "DRAM access latency"),
-    FreeParameter("memory.efficiency", "defaults.memory.efficiency", "", 0.4, 0.95,
-                  "sustained fraction of the DRAM peak bandwidth", models=("fifo",)),
-    FreeParameter("memory.bandwidth", "defaults.memory.bandwidth", "GB/s", 1.0, 400.0,
-                  "peak DRAM bandwidth per node", models=("fifo",)),
-    FreeParameter("memory.queue", "defaults.memory.queue", "entries", 1, 512,
-                  "requests the memory controller's DRAM queue holds", integer=True),
-    FreeParameter("link.latency", "link_defaults.latency", "ns", 1.0, 60.0, "link and PHY latency per hop"),
-    FreeParameter("xbar.latency", "defaults.xbar.latency", "ns", 0.5, 20.0, "crossbar traversal"),
-    FreeParameter("sri.latency", "defaults.sri.latency", "ns", 0.5, 20.0, "SRI pass-through latency"),
-    FreeParameter("probe.lookup", "defaults.probe.lookup", "ns", 1.0, 60.0,
-                  "cache probe lookup before the response"),
-    _window("r", "reads"),
-    _window("w", "writes"),
-    _window("t", "triads"),
-    _hold("r", "reads"),
-    _hold("w", "writes"),
-    _hold("t", "triads"),
-)}
+PARAMETERS = {name: _free_parameter(name, param, key) for name, param, key in _catalogue()}
+# what a parameter means, and its physical bounds, in one memory model (memory.latency)
+_MODEL_VARIANTS = {(name, model): variant for name, param, _ in _catalogue() for model, variant in param.fit.variants}
 
 # every parameter a default fit may hold; default_fit() takes those the chosen cases can identify
 DEFAULT_FIT = ("memory.latency", "memory.efficiency", "memory.queue", "link.latency", "xbar.latency",
                "probe.lookup", "core.window.r", "core.window.w", "core.window.t")
-_INTEGER_MAX = {"memory.queue": 4096}   # other integers (windows): 1024
+_INTEGER_MAX = {name: param.fit.integer_max for name, param, _ in _catalogue() if param.kind == "int"}
 _BOUNDS = re.compile(r"^([A-Za-z_.]+)\s*=\s*([-+0-9.eE]+)\s*:\s*([-+0-9.eE]+)$")
 
 

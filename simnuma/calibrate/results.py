@@ -66,6 +66,7 @@ class ParameterFit:
             return False
         if self.param.integer:
             return self.value in (self.param.low, self.param.high)
+        assert self.value is not None   # an identified parameter has its value
         span = self.param.high - self.param.low
         return self.value - self.param.low < 0.01 * span or self.param.high - self.value < 0.01 * span
 

@@ -1,7 +1,9 @@
 """A measurement beside the model's value for it: what a fit and a validation report, row by row."""
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from ..measurements import Measurement
 
@@ -41,6 +43,9 @@ def mean_abs_error_percent(rows) -> float:
     return sum(abs(r.error_percent) for r in rows) / len(rows)
 
 
-def worst_row(rows) -> ModelRow:
+_Row = TypeVar("_Row", bound=ModelRow)
+
+
+def worst_row(rows: Iterable[_Row]) -> _Row:
     """The row with the largest ``|error|``."""
     return max(rows, key=lambda r: abs(r.error_percent))

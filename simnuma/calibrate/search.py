@@ -122,7 +122,7 @@ class _Fit:
     ints: dict
     u: np.ndarray
     residuals: np.ndarray
-    jacobian: np.ndarray | None
+    jacobian: np.ndarray          # of the residuals in the scaled coordinates u (one column per continuous parameter)
     status: int
     message: str
     fresh: bool = False           # the Jacobian is a finite-difference one at ``u``

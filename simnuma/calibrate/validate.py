@@ -109,7 +109,7 @@ class Validation:
 
     def groups(self) -> dict:
         """``{"single-thread": rows, "multi-thread": rows}``, only the groups that have rows."""
-        out = {}
+        out: dict = {}
         for r in self.rows:
             kind = "single-thread" if r.measurement.case.single_thread else "multi-thread"
             out.setdefault(kind, []).append(r)

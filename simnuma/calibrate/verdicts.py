@@ -146,7 +146,7 @@ def _integer_verdicts(search: _Search, best: _Fit) -> dict:
     threshold = best.cost + q * q * s2
     out = {}
     for k, p in enumerate(search.integers):
-        costs = {}
+        costs: dict[int, float] = {}   # the integer's value -> the least cost seen at it
         for key, cost in search.costs.items():
             costs[key[k]] = min(cost, costs.get(key[k], math.inf))
         value = int(best.ints[p.name])

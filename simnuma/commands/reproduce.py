@@ -87,7 +87,7 @@ def cmd_reproduce(args) -> int:
 def _check_unique(studies) -> None:
     from ..errors import StudyError
 
-    seen = {}
+    seen: dict[str, str] = {}   # study name -> the file it comes from
     for s in studies:
         if s.name in seen:
             raise StudyError(f"{s.source}: study name {s.name!r} is also the name of {seen[s.name]}; "

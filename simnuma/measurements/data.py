@@ -5,6 +5,7 @@ import json
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from ..errors import CalibrationError
 from ..case import Case, parse_case  # noqa: F401 - a measurement's case is the one Case
@@ -50,7 +51,7 @@ class MachineInfo:
         return (self.board, self.cpu_model, self.nodes)
 
     def to_dict(self) -> dict:
-        out = {"description": self.description}
+        out: dict[str, Any] = {"description": self.description}
         if self.board is not None:
             out["board"] = self.board
         if self.cpu_model is not None:
@@ -93,6 +94,7 @@ class Measurement:
             return f"{self.thread} latency ns"
         if self.metric == "memory_GBps":
             return f"memory N{self.node} GB/s"
+        assert self.link is not None   # link_* metrics have their link
         src, dst = self.link
         part = " control" if self.metric == "link_control_GBps" else ""
         return f"link {src}->{dst}{part} GB/s"
@@ -142,7 +144,7 @@ class MeasurementSet:
     @property
     def cases(self) -> tuple:
         """Every measured case, in the order first measured."""
-        seen = {}
+        seen: dict[str, Case] = {}
         for m in self.measurements:
             seen.setdefault(m.case.name, m.case)
         return tuple(seen.values())

@@ -27,7 +27,7 @@ def load_measurements(sources) -> MeasurementSet:
         if other.machine.key != first.machine.key:
             raise CalibrationError(f"{other.files[0]}: measured on {other.machine.description}, but"
                                    f" {first.files[0]} on {first.machine.description}: one machine at a time")
-    seen = {}
+    seen: dict[str, str] = {}   # measurement key -> the file it is in
     for s in sets:
         for m in s.measurements:
             if m.key in seen:

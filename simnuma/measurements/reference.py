@@ -3,6 +3,7 @@ key by key."""
 from __future__ import annotations
 
 import math
+from typing import NoReturn
 
 from ..errors import CalibrationError, SpecError
 from ..units import UnitError, parse_quantity, parse_size_bytes
@@ -23,7 +24,7 @@ class _Reference:
         if self.src.problems:
             raise CalibrationError(str(self.src.problems[0]))
 
-    def fail(self, path, message):
+    def fail(self, path, message) -> NoReturn:
         line = self.src.line(tuple(path))
         where = f"{self.shown}:{line}" if line is not None else self.shown
         key = path_text(tuple(path))
@@ -47,7 +48,8 @@ class _Reference:
         entries = data.get("measurements")
         if not isinstance(entries, list) or not entries:
             self.fail(("measurements",), "expected a non-empty list of measurements")
-        out, seen = [], {}
+        out = []
+        seen: dict[str, int] = {}   # measurement key -> its index
         for i, entry in enumerate(entries):
             m = self.entry(entry, ("measurements", i), machine, size, baseline, sources)
             if m.key in seen:

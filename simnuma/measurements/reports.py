@@ -116,7 +116,7 @@ def _chase_pages_caveat(pages) -> list:
 
 def _set_from_reports(reports, shown: str) -> MeasurementSet:
     """``reports``: ``[(report dict, file shown)]`` of one machine."""
-    machine = None
+    machine: MachineInfo | None = None
     out = []
     for report, name in reports:
         if report.get("format") not in BENCH_FORMATS:
@@ -127,6 +127,7 @@ def _set_from_reports(reports, shown: str) -> MeasurementSet:
                                    f" {machine.description}: one machine at a time")
         machine = this
         out += _report_measurements(report, name, this)
+    assert machine is not None   # every caller passes at least one report
     return MeasurementSet(tuple(out), machine, (shown,))
 
 

@@ -54,7 +54,7 @@ class Coherence:
             self.probe_targets = [tuple(t for t in range(n) if t != home) for home in range(n)]
         else:
             self.probe_targets = [() for _ in range(n)]
-        self.probe_order = {}
+        self.probe_order: dict[tuple[int, int], tuple[int, ...]] = {}   # (home, requester) -> probe targets, in order
         self.started = 0
         self.completed = 0
 

@@ -31,6 +31,8 @@ cache hits.
 """
 from __future__ import annotations
 
+from simpy.events import Event
+
 from .events import call_at
 from .stats import LatencyHistogram
 
@@ -69,7 +71,7 @@ class Thread:
         self.next_issue_ns = 0.0
         self.wake_pending = False
         self.stopped = False
-        self.finish_ns = None
+        self.finish_ns: float | None = None
         self.latency = LatencyHistogram()
         self.coherence = coherence
         self.on_finish = on_finish
@@ -81,7 +83,7 @@ class Thread:
         self.victim_lines = VICTIM_DISTANCE_BYTES // 64 // len(self.pattern)
         self.chase = spec.op == "l"
         self.watch_at = -1          # steady mode: trigger watch_event when this many transactions are done
-        self.watch_event = None
+        self.watch_event: Event | None = None
 
     def start(self, at_ns: float) -> None:
         self.next_issue_ns = at_ns
@@ -133,6 +135,7 @@ class Thread:
         self.latency.add(self.env.now_ns - txn.issued_ns)
         if self.completed == self.watch_at:
             self.watch_at = -1
+            assert self.watch_event is not None   # watch() set both
             self.watch_event.succeed()
 
     def watch(self, completed: int):

@@ -17,7 +17,9 @@ per-virtual-channel FIFOs of HyperTransport are.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from heapq import heappop, heappush
+from typing import Any
 
 from .events import grant_at
 
@@ -40,7 +42,7 @@ class CreditPool:
         self.name = name
         self.capacity = capacity
         self.ready = [0.0] * capacity  # ready times of free slots (a heap)
-        self.waiters = deque()
+        self.waiters: deque[tuple[Callable[[Any], None], Any]] = deque()   # (fn, arg) of the requests waiting
 
     def request(self, fn, arg) -> None:
         """Call ``fn(arg)`` once a slot is held (now, later, or when one is freed)."""

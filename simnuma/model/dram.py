@@ -108,16 +108,16 @@ class _Channel:
 
     def __init__(self, index: int, ranks: int, banks: int, trefi_ns: float):
         self.index = index
-        self.queue = []
+        self.queue: list[_Request] = []
         self.banks = [_Bank() for _ in range(ranks * banks)]
         self.ranks = [_Rank(trefi_ns * (r + 1) / ranks) for r in range(ranks)]
         self.bus_free_ns = 0.0
         self.write_end_ns = -1e18
         self.last_write = False
         self.last_rank = -1
-        self.epoch_ns = None       # when the next scheduling decision is due, None when idle
+        self.epoch_ns: float | None = None   # when the next scheduling decision is due, None when idle
         self.token = 0             # invalidates superseded decision events
-        self.pending = None        # (index, data ns, queue length) of the choice the due decision event made
+        self.pending: tuple | None = None    # (index, data ns, queue length) of the choice the due decision event made
 
 
 def _exact_grid(tck_ns: float, timings_ns) -> bool:
@@ -269,7 +269,7 @@ class DRAM:
         ch.epoch_ns = None
 
     # -- choosing
-    def _choose(self, ch: _Channel, now: float) -> tuple:
+    def _choose(self, ch: _Channel, now: float) -> tuple | None:
         """``(index, column ns, data ns, activation ns or None)`` of the request to serve next.
 
         The request whose data can move first, the oldest among equals.  No
@@ -298,7 +298,7 @@ class DRAM:
                     break
         return best
 
-    def _choose_eligible(self, ch: _Channel, now: float):
+    def _choose_eligible(self, ch: _Channel, now: float) -> tuple | None:
         """:meth:`_choose` among the requests a write burst lets go (None when there is none)."""
         eligible = [(k, req) for k, req in enumerate(ch.queue) if self._eligible(ch, req)]
         if not eligible:
@@ -313,7 +313,7 @@ class DRAM:
                 best, best_data = (k,) + t, t[1]
         return best
 
-    def _confirm(self, ch: _Channel, now: float, pending: tuple) -> tuple:
+    def _confirm(self, ch: _Channel, now: float, pending: tuple) -> tuple | None:
         """:meth:`_choose` at the time a decision made earlier is due, from what changed since.
 
         Nothing was served since (a commit supersedes the decision event), so

@@ -20,7 +20,7 @@ from heapq import heappop, heappush
 
 import simpy
 from simpy.core import EmptySchedule, StopSimulation
-from simpy.events import NORMAL, URGENT
+from simpy.events import NORMAL, URGENT, EventPriority
 
 __all__ = ["Environment", "HeapEvent", "Call", "call_at", "grant_at", "deliver_at", "later"]
 
@@ -42,13 +42,13 @@ class Environment(simpy.Environment):
         except IndexError:
             raise EmptySchedule from None
         event = entry[3]
-        callbacks, event.callbacks = event.callbacks, None
+        callbacks, event.callbacks = event.callbacks, None  # type: ignore[assignment]  # SimPy's step does the same
         try:
             for callback in callbacks:
                 callback(event)
         except StopSimulation:
             event.callbacks = callbacks[callbacks.index(callback) + 1:]
-            self.schedule(event, URGENT - 1)
+            self.schedule(event, EventPriority(URGENT - 1))
             raise
         if not event._ok and not hasattr(event, "_defused"):
             exc = type(event._value)(*event._value.args)

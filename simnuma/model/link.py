@@ -24,11 +24,16 @@ arbitration between virtual channels beyond the command/data distinction.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from heapq import heappop, heappush
+from typing import TYPE_CHECKING
 
 from .credit import CreditPool
 from .events import deliver_at, grant_at
 from .packet import NOP_BYTES, POSTED, RESPONSE, VC_NAMES
+
+if TYPE_CHECKING:
+    from .xbar import XBar
 
 __all__ = ["LinkDirection", "LinkBuffers"]
 
@@ -78,6 +83,10 @@ class LinkDirection:
                  "cmd_busy_until", "cmd_pools", "data_pools", "reverse", "receiver", "deliver", "arrival_delay_ns",
                  "cmd_bytes", "data_bytes", "busy_ns", "data_busy_ns", "nops", "nop_ns")
 
+    reverse: LinkDirection                 # the opposite direction, wired by the system (unset until then)
+    receiver: XBar                         # the XBar at dst (connect; unset until then)
+    deliver: tuple[Callable[..., None]]    # (receiver.arrive,): the callbacks of a packet arriving (connect)
+
     def __init__(self, env, src: int, dst: int, src_id: int, dst_id: int, bandwidth_GBps: float,
                  latency_ns: float, buffers: dict, data_buffers: dict):
         self.env = env
@@ -90,13 +99,10 @@ class LinkDirection:
         self.cmd_busy_until = 0.0  # when the command packets granted so far have been sent
         tag = f"link {src_id}->{dst_id}"
         self.cmd_pools = [LinkBuffers(env, buffers[vc], f"{tag} {vc} cmd", self) for vc in VC_NAMES]
-        self.data_pools = [None] * 4
+        self.data_pools: list[LinkBuffers | None] = [None] * 4   # per virtual channel: posted and response carry data
         for vc in (POSTED, RESPONSE):
             name = VC_NAMES[vc]
             self.data_pools[vc] = LinkBuffers(env, data_buffers[name], f"{tag} {name} data", self)
-        self.reverse = None       # the opposite direction, wired by the system
-        self.receiver = None      # the XBar at dst (connect)
-        self.deliver = None       # (receiver.arrive,): the callbacks of a packet arriving
         self.arrival_delay_ns = latency_ns
         self.cmd_bytes = 0
         self.data_bytes = 0
@@ -104,7 +110,7 @@ class LinkDirection:
         self.data_busy_ns = 0.0
         self.nops = 0
 
-    def connect(self, receiver) -> None:
+    def connect(self, receiver: XBar) -> None:
         """Wire the crossbar at ``dst`` that receives this direction's packets."""
         self.receiver = receiver
         self.deliver = (receiver.arrive,)

@@ -26,10 +26,16 @@ phase.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .credit import CreditPool, release_buffers
 from .events import call_at
 from .packet import LINE_BYTES, PROBE, RESPONSE, Packet
-from .xbar import enter_fabric
+from .xbar import XBar, enter_fabric
+
+if TYPE_CHECKING:
+    from .coherence import Coherence
+    from .link import LinkDirection
 
 __all__ = ["MCT", "FifoMemory", "make_memory"]
 
@@ -40,21 +46,23 @@ class MCT:
     __slots__ = ("env", "index", "node_id", "queue", "pools", "memory", "model", "addressed",
                  "xbar_delay_ns", "xbar", "coherence", "routes")
 
+    # wired by the System once every component exists (unset until then)
+    xbar: XBar
+    coherence: Coherence
+    routes: list[tuple[LinkDirection, ...]]   # routes[dst]: the link directions from this node to dst
+
     def __init__(self, env, index: int, node_id: int, params, rng, seed: str = ""):
         self.env = env
         self.index = index
         self.node_id = node_id
         self.queue = CreditPool(env, params.memory_queue, f"N{node_id} mct dram queue")
-        self.pools = [None] * 4
+        self.pools: list[CreditPool | None] = [None] * 4   # per virtual channel: the MCT sends responses and probes
         self.pools[RESPONSE] = CreditPool(env, params.mct_buffers["response"], f"N{node_id} mct->xbar response")
         self.pools[PROBE] = CreditPool(env, params.mct_buffers["probe"], f"N{node_id} mct->xbar probe")
         self.memory = make_memory(env, params, rng, self, seed)
         self.model = params.memory_model
         self.addressed = self.model == "dram"   # whether the memory needs each line's address
         self.xbar_delay_ns = params.xbar_latency_ns
-        self.xbar = None
-        self.coherence = None
-        self.routes = None
 
     def pool_list(self):
         return [self.queue, self.pools[RESPONSE], self.pools[PROBE]]
@@ -82,7 +90,7 @@ class MCT:
     def read_data(self, txn) -> None:
         """The memory has a read's data: it leaves through an MCT response buffer."""
         resp = Packet("read_resp", txn, self.index, txn.requester, self.routes[txn.requester])
-        self.pools[RESPONSE].request(self._send_data, resp)
+        self.pools[RESPONSE].request(self._send_data, resp)  # type: ignore[union-attr]  # the RESPONSE pool is set
 
     def _send_data(self, pkt) -> None:
         now = self.env.now_ns
@@ -95,7 +103,7 @@ class MCT:
         ``probes`` are the copies, one per target node, in the order they
         enter their links; the buffer is free once the last copy has left.
         """
-        self.pools[PROBE].request(self._send_broadcast, probes)
+        self.pools[PROBE].request(self._send_broadcast, probes)  # type: ignore[union-attr]  # the PROBE pool is set
 
     def _send_broadcast(self, probes) -> None:
         hold = _BroadcastHold(self.pools[PROBE], len(probes))

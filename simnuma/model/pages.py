@@ -28,6 +28,7 @@ pages), other processes' pages in the same rows, and the DRAM's capacity
 from __future__ import annotations
 
 import random
+from typing import Any
 
 __all__ = ["AddressMap", "PagePlacer", "ArrayPages", "ROW_BITS", "ACTIVE_NS"]
 
@@ -94,8 +95,10 @@ class PagePlacer:
     def __init__(self, amap: AddressMap, seed: str):
         self.amap = amap
         self.rng = random.Random(seed)
-        self.current = {}   # stream -> [slot, when it last touched memory, its current page]
-        self.pairs = {}     # (stream, stream) -> [intervals, intervals in each relation x 4, open relation, since]
+        # stream -> [slot, when it last touched memory, its current page]
+        self.current: dict[tuple, list[Any]] = {}
+        # (stream, stream) -> [intervals, intervals in each relation x 4, open relation, since]
+        self.pairs: dict[tuple, list[Any]] = {}
         fields = [f for f in ("channel", "rank", "bank") for b in amap._bits(f) if b >= amap.page_shift]
         masks = [sum(1 << k for k, f in enumerate(fields) if f == name) for name in ("channel", "rank", "bank")]
 
@@ -184,7 +187,7 @@ class ArrayPages:
 
     def __init__(self, placer: PagePlacer, lines: int):
         self.placer = placer
-        self.pages = {}
+        self.pages: dict[int, tuple[int, int]] = {}   # page index -> (frame, slot)
         self.shift = placer.amap.page_shift
         self.mask = (1 << self.shift) - 1
         self.lines = lines

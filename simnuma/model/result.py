@@ -18,6 +18,8 @@ __all__ = ["Result", "ThreadResult", "Latency", "LinkResult", "MemoryResult", "Q
 class _Section:
     """A typed part of a result: one attribute per field, and item access and ``to_dict()`` as in the JSON."""
 
+    _raw: dict   # the JSON object (a field of every dataclass below)
+
     def __getitem__(self, key: str):
         return self._raw[key]
 
@@ -141,6 +143,26 @@ class Result:
     ``mode``, ``seed``, ``size_bytes`` and the board's resolved
     ``parameters``).  Parts also answer ``part["field"]`` as in the JSON.
     """
+
+    _data: dict
+    wall_seconds: float
+    version: str
+    topology: str
+    mode: str
+    seed: int
+    size_bytes: int
+    makespan_ns: float
+    makespan_percent: float | None
+    baseline_ns: float | None
+    simulated_ns: float
+    extrapolated_ns: float
+    transactions_simulated: int
+    parameters: dict
+    threads: tuple[ThreadResult, ...]
+    links: tuple[LinkResult, ...]
+    memory: tuple[MemoryResult, ...]
+    queues: tuple[QueueResult, ...]
+    bottleneck: Bottleneck | None
 
     _FIELDS = ("version", "topology", "mode", "seed", "size_bytes", "makespan_ns", "makespan_percent", "baseline_ns",
                "simulated_ns", "extrapolated_ns", "transactions_simulated")

@@ -13,10 +13,16 @@ the two cores (first come, first served).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .credit import CreditPool
 from .events import deliver_at
-from .xbar import enter_fabric
+from .xbar import XBar, enter_fabric
 from .packet import VC_NAMES, Packet
+
+if TYPE_CHECKING:
+    from .coherence import Coherence
+    from .link import LinkDirection
 
 __all__ = ["SRI"]
 
@@ -26,6 +32,11 @@ class SRI:
 
     __slots__ = ("env", "index", "node_id", "inject_delay_ns", "pools", "probe_queue",
                  "lookup_ns", "xbar", "coherence", "routes", "answer")
+
+    # wired by the System once every component exists (unset until then)
+    xbar: XBar
+    coherence: Coherence
+    routes: list[tuple[LinkDirection, ...]]   # routes[dst]: the link directions from this node to dst
 
     def __init__(self, env, index: int, node_id: int, params):
         self.env = env
@@ -38,9 +49,6 @@ class SRI:
         self.probe_queue = CreditPool(env, params.sri_probe_queue, f"N{node_id} xbar->sri probe")
         self.lookup_ns = params.probe_lookup_ns
         self.answer = (self._answer,)   # the callbacks of a probe whose lookup is done
-        self.xbar = None
-        self.coherence = None
-        self.routes = None        # routes[dst] -> tuple of LinkDirection
 
     def pool_list(self):
         return [p for p in self.pools if p is not None] + [self.probe_queue]

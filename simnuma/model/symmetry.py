@@ -76,7 +76,7 @@ def exchangeable_groups(topology, foreground, background) -> list:
         return i
 
     keys = [_spec_key(s) for s in foreground]
-    index = {}
+    index: dict[tuple, int] = {}
     for i, key in enumerate(keys):   # threads alike but for their core are interchangeable as they are
         if key in index:
             parent[root(i)] = root(index[key])
@@ -96,7 +96,7 @@ def exchangeable_groups(topology, foreground, background) -> list:
                 continue
             for i, key in enumerate(mapped):
                 parent[root(i)] = root(index[key])
-    groups = {}
+    groups: dict[int, list[int]] = {}
     for i in range(n):
         groups.setdefault(root(i), []).append(i)
     return sorted(groups.values())

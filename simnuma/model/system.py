@@ -49,6 +49,8 @@ SAMPLE_INTERVAL_NS = 400.0
 class System:
     """All components of one board, wired, with a workload's threads placed on it."""
 
+    extrapolated: _Extrapolated | None   # steady mode's extrapolated counters (set by simulate and run_steady)
+
     def __init__(self, topology: Topology, workload: Workload, size_bytes: int, seed: int):
         self.topology = topology
         self.workload = workload
@@ -62,7 +64,7 @@ class System:
         self.mcts = [MCT(env, i, nid, topology.node(nid), random.Random(f"{seed}/dram/{nid}"), f"{seed}/dram/{nid}")
                      for i, nid in enumerate(self.ids)]
         self.xbars = [XBar(i, topology.node(nid).xbar_latency_ns) for i, nid in enumerate(self.ids)]
-        self.links = {}
+        self.links: dict[tuple[int, int], LinkDirection] = {}   # (src index, dst index) -> direction
         for lp in topology.links:
             a, b = index[lp.a], index[lp.b]
             ab = LinkDirection(env, a, b, lp.a, lp.b, lp.bandwidth_ab_GBps, lp.latency_ns,
@@ -75,12 +77,12 @@ class System:
                 self.links[(d.src, d.dst)] = d
         self.link_list = [self.links[k] for k in sorted(self.links)]
         n = len(self.ids)
-        routes = [[() for _ in range(n)] for _ in range(n)]
+        routes: list[list[tuple[LinkDirection, ...]]] = [[() for _ in range(n)] for _ in range(n)]
         for s in range(n):
-            for d in range(n):
-                if s != d:
-                    hops = topology.route(self.ids[s], self.ids[d])
-                    routes[s][d] = tuple(self.links[(index[x], index[y])] for x, y in zip(hops, hops[1:]))
+            for t in range(n):
+                if s != t:
+                    hops = topology.route(self.ids[s], self.ids[t])
+                    routes[s][t] = tuple(self.links[(index[x], index[y])] for x, y in zip(hops, hops[1:]))
         self.coherence = Coherence(env, topology.coherence, self.sris, self.mcts)
         for i in range(n):
             self.sris[i].xbar = self.mcts[i].xbar = self.xbars[i]
@@ -93,7 +95,7 @@ class System:
         self.foreground = [self._thread(s, lines, True, f"f{k}") for k, s in enumerate(workload.threads)]
         self.background = [self._thread(s, None, False, f"b{k}") for k, s in enumerate(workload.background)]
         self.offset_ns = 0.0          # time extrapolated (steady mode), added to simulated time
-        self.finish_total_ns = {}
+        self.finish_total_ns: dict[Thread, float] = {}
         self.all_done = env.event()
         pools = []
         for i in range(n):
@@ -102,7 +104,7 @@ class System:
             pools += d.pools()
         self.pools = pools
         self.sampler = BufferSampler(env, pools, SAMPLE_INTERVAL_NS, random.Random(seed + 1))
-        self._groups = {}
+        self._groups: dict[tuple[Thread, ...], list[tuple[Thread, ...]]] = {}
 
     def _thread(self, spec: ThreadSpec, lines, foreground: bool, position: str) -> Thread:
         node = self.topology.node(spec.node)
@@ -377,7 +379,7 @@ def _run_phase(system: System, active: tuple, extra: _Extrapolated) -> bool:
     start_snap = system.snapshot()
     start_done = {t: t.completed for t in active}
     start = pacer.completed
-    batches = []       # (span ns, {group: completions per thread})
+    batches: list[tuple[float, dict[tuple[Thread, ...], float]]] = []   # (span ns, {group: completions per thread})
     last = dict(start_done)
     last_ns = env.now
     converged = False

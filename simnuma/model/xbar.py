@@ -13,8 +13,15 @@ the separate command/data staging inside the crossbar.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .credit import release_buffers
 from .events import deliver_at
+
+if TYPE_CHECKING:
+    from .coherence import Coherence
+    from .mct import MCT
+    from .sri import SRI
 
 __all__ = ["XBar", "enter_fabric"]
 
@@ -40,13 +47,15 @@ class XBar:
 
     __slots__ = ("index", "latency_ns", "sri", "mct", "coherence", "deliver")
 
+    # wired by the System once every component exists (unset until then)
+    sri: SRI
+    mct: MCT
+    coherence: Coherence
+
     def __init__(self, index: int, latency_ns: float):
         self.deliver = (self.arrive,)   # the callbacks of a packet crossing into this crossbar
         self.index = index
         self.latency_ns = latency_ns
-        self.sri = None
-        self.mct = None
-        self.coherence = None
 
     def arrive(self, pkt) -> None:
         """``pkt`` has crossed into this node's crossbar (latency already paid)."""

@@ -4,18 +4,23 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..model.result import bottleneck_text
 from .notation import METRIC_UNITS, METRICS, NOISE_PERCENT
 from .records import Claim, Operand, _key_text
+
+if TYPE_CHECKING:
+    from .reader import _StudyReader
 
 # ---------------------------------------------------------------- claim kinds
 
 class _ClaimContext:
     """What a claim reader needs: the reader, the claim's path and entry, and the study's cases."""
 
-    def __init__(self, reader, path, entry, by_key, boards, cases):
+    def __init__(self, reader: _StudyReader, path, entry, by_key, boards, cases):
         self.reader, self.path, self.entry = reader, path, entry
         self.by_key, self.boards, self.cases = by_key, boards, cases
 
@@ -30,7 +35,7 @@ class _ClaimContext:
     def ref(self, key, value) -> tuple:
         return self.reader.ref(self.path + key, value, self.by_key, self.boards)
 
-    def fail(self, key, message):
+    def fail(self, key, message) -> NoReturn:
         self.reader.fail(self.path + key, message)
 
     def number(self, name, default=None, low=0.0, high=math.inf) -> float:
@@ -79,47 +84,47 @@ class _ClaimContext:
 class _ClaimKind:
     """How to read one kind of claim and how to check it."""
 
-    read: object            # (context, value) -> args
-    check: object           # (args, claim, values) -> (passed, numbers)
+    read: Callable[[_ClaimContext, Any], dict]               # (context, value) -> args
+    check: Callable[[dict, Claim, dict], tuple[bool, str]]   # (args, claim, values) -> (passed, numbers)
     options: tuple = ()
     help: str = ""
 
 
-def _read_compare(ctx, value):
+def _read_compare(ctx: _ClaimContext, value) -> dict:
     return {"a": ctx.operand((ctx.kind,), value), "b": ctx.operand(("than",), ctx.entry.get("than")),
             "by_percent": ctx.number("by_percent", NOISE_PERCENT, 0.0, 1000.0)}
 
 
-def _read_spread(ctx, value):
+def _read_spread(ctx: _ClaimContext, value) -> dict:
     name = "within_percent" if ctx.kind == "about_equal" else "by_more_than_percent"
     return {"operands": ctx.operand_list(ctx.kind, value, 2), "percent": ctx.number(name, None, 0.0, 1000.0)}
 
 
-def _read_ordering(ctx, value):
+def _read_ordering(ctx: _ClaimContext, value) -> dict:
     return {"operands": ctx.operand_list("ordering", value, 2),
             "by_percent": ctx.number("by_percent", NOISE_PERCENT, 0.0, 1000.0)}
 
 
-def _read_slows_more(ctx, value):
+def _read_slows_more(ctx: _ClaimContext, value) -> dict:
     return {"a": ctx.pair(("slows_more",), value), "b": ctx.pair(("than",), ctx.entry.get("than")),
             "by_points": ctx.number("by_points", NOISE_PERCENT, 0.0, 1e9)}
 
 
-def _read_shrinks(ctx, value):
+def _read_shrinks(ctx: _ClaimContext, value) -> dict:
     if not isinstance(value, list) or len(value) < 2:
         ctx.fail(("difference_shrinks",), "expected a list of at least two pairs [A, B], in rising order of load")
     return {"pairs": tuple(ctx.pair(("difference_shrinks", j), p) for j, p in enumerate(value)),
             "by_points": ctx.number("by_points", NOISE_PERCENT, 0.0, 1e9)}
 
 
-def _read_reverses(ctx, value):
+def _read_reverses(ctx: _ClaimContext, value) -> dict:
     if not isinstance(value, list) or len(value) < 2:
         ctx.fail(("reverses",), "expected a list of at least two pairs [A, B], in rising order of load")
     return {"pairs": tuple(ctx.pair(("reverses", j), p) for j, p in enumerate(value)),
             "by_percent": ctx.number("by_percent", NOISE_PERCENT, 0.0, 1000.0)}
 
 
-def _read_link(ctx, value):
+def _read_link(ctx: _ClaimContext, value) -> dict:
     target = ctx.resource_target(value, ("case", "link", "value"))
     key = ctx.ref((ctx.kind, "case"), target["case"])
     links = target["link"] if isinstance(target["link"], list) else [target["link"]]
@@ -134,7 +139,7 @@ def _read_link(ctx, value):
     return {"case": key, "links": tuple(directions), "value": _fraction(ctx, target["value"])}
 
 
-def _read_memory(ctx, value):
+def _read_memory(ctx: _ClaimContext, value) -> dict:
     target = ctx.resource_target(value, ("case", "node", "value"))
     key = ctx.ref((ctx.kind, "case"), target["case"])
     node = target["node"]
@@ -143,7 +148,7 @@ def _read_memory(ctx, value):
     return {"case": key, "node": node, "value": _fraction(ctx, target["value"])}
 
 
-def _read_bottleneck(ctx, value):
+def _read_bottleneck(ctx: _ClaimContext, value) -> dict:
     target = ctx.resource_target(value, ("case", "resource"))
     resource = target["resource"]
     if not isinstance(resource, str) or not re.fullmatch(r"(link( \d+->\d+)?|memory( N\d+)?)", resource):

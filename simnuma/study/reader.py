@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 from pathlib import Path
+from typing import NoReturn
 
 from .. import bundled
 from ..case import SUBSCRIPTIONS, _parse_load, parse_case
-from ..errors import SimnumaError, SpecError, StudyError
-from ..schema import closest
+from ..errors import SimnumaError, SpecError, StudyError, closest
 from ..topology import load_topology
 from ..units import UnitError, parse_size_bytes
 from ..workload import MODEL_OPS, Workload
@@ -90,7 +90,7 @@ class _StudyReader:
     def err(self, path, message):
         self.problems.append(self.src.problem(tuple(path), message))
 
-    def fail(self, path, message):
+    def fail(self, path, message) -> NoReturn:
         self.err(path, message)
         raise _Invalid()
 
@@ -247,7 +247,8 @@ class _StudyReader:
         if not isinstance(raw, list) or not raw:
             self.err(("cases",) if "cases" in data else (), "expected a list of cases, e.g. ['0.0.r.0', '0.0.w.1']")
             return []
-        out, seen = [], {}
+        out: list[StudyCase] = []
+        seen: dict[tuple, StudyCase] = {}   # case key -> the case (its groups merged)
         for i, entry in enumerate(raw):
             try:
                 for case in self.case_entry(("cases", i), entry, boards):

@@ -19,7 +19,7 @@ def _job(board, case, size: int, mode: str, seed: int) -> Job:
 
 def plan_jobs(studies, mode: str = "steady", seed: int = 1, size_bytes: int | None = None) -> dict:
     """``{job key: Job}`` for every case of ``studies`` and each board's baseline, without duplicates."""
-    jobs = {}
+    jobs: dict[tuple, Job] = {}
     for study in studies:
         size = size_bytes or study.size_bytes
         for board in study.boards.values():

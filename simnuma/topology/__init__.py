@@ -10,7 +10,8 @@ documented in ``docs/topology.md``.
 * :mod:`.changes`: a board with dotted-path parameter changes (``with_parameters``);
 * :mod:`.loading`: bundled boards by name, board files by path;
 * :mod:`.checker` and :mod:`.validator`: every key, value, node, link, port and route checked;
-* :mod:`.helpers`: small shared pieces (routes, node parameters from resolved fields).
+* :mod:`.helpers`: small shared pieces (routes; node and link parameters from resolved fields, by the
+  parameter table of :mod:`simnuma.topology.params`, where every board parameter is declared).
 """
 from ..errors import TopologyError
 from .board import COHERENCE_MODES, ROUTING_MODES, VCS, LinkParams, NodeParams, Topology, shortest_route

@@ -15,7 +15,7 @@ import networkx as nx
 import yaml
 
 from ..errors import TopologyError
-from ..memparams import DramParams
+from .memparams import DramParams
 
 VCS = ("request", "posted", "response", "probe")
 COHERENCE_MODES = ("broadcast", "probe_filter")
@@ -26,7 +26,11 @@ _LINK_KEY = re.compile(r"^\s*(\d+)\s*-\s*(\d+)\s*$")
 
 @dataclass(frozen=True)
 class NodeParams:
-    """The resolved parameters of one node (socket), in internal units."""
+    """The resolved parameters of one node (socket), in internal units.
+
+    Each field is the value of the board parameter declared with it in :mod:`simnuma.topology.params` (its
+    key, kind, default and meaning are there), or its default when the board does not give it.
+    """
 
     id: int
     cores: int
@@ -42,11 +46,11 @@ class NodeParams:
     mct_buffers: dict  # vc -> MCT->XBar command buffers
     xbar_latency_ns: float
     probe_lookup_ns: float
-    hold_ns: dict = None  # op -> time a miss buffer stays busy after its fill (0 when not given)
-    requests: int = None  # memory requests a core can keep in flight; bounds a paced thread (None: its op window)
-    memory_model: str = "fifo"  # fifo | dram | curve (simnuma.memparams)
-    dram: DramParams = None  # the dram model's organisation, timings and policy
-    curves: tuple = None  # the curve model's loaded-latency curves (MemoryCurve, by read share)
+    hold_ns: dict  # op -> time a miss buffer stays busy after its fill (0 when not given)
+    requests: int | None  # memory requests a core can keep in flight; bounds a paced thread (None: its op window)
+    memory_model: str  # fifo | dram | curve (simnuma.topology.memparams)
+    dram: DramParams | None  # the dram model's organisation, timings and policy
+    curves: tuple | None  # the curve model's loaded-latency curves (MemoryCurve, by read share)
 
     @property
     def memory_sustained_GBps(self) -> float | None:
@@ -54,14 +58,17 @@ class NodeParams:
         (curve); None for the dram model, whose sustained bandwidth a run reports."""
         if self.memory_model == "fifo":
             return self.memory_bandwidth_GBps * self.memory_efficiency
-        if self.memory_model == "curve":
+        if self.memory_model == "curve" and self.curves:
             return max(c.max_GBps for c in self.curves)
         return None
 
 
 @dataclass(frozen=True)
 class LinkParams:
-    """A coherent link between nodes ``a`` and ``b``; both directions."""
+    """A coherent link between nodes ``a`` and ``b``; both directions.
+
+    Each field but the ends is the value of the link parameter declared with it in :mod:`simnuma.topology.params`.
+    """
 
     a: int
     b: int
@@ -99,6 +106,20 @@ class Topology:
 
     __slots__ = ("name", "description", "nodes", "links", "io", "coherence", "layout",
                  "routing", "source", "_doc", "_routes", "_graph", "_index", "_link_index")
+    name: str
+    description: str
+    nodes: tuple[NodeParams, ...]
+    links: tuple[LinkParams, ...]
+    io: tuple
+    coherence: str
+    layout: dict
+    routing: str
+    source: str
+    _doc: dict
+    _routes: dict[tuple[int, int], tuple[int, ...]]
+    _graph: nx.Graph
+    _index: dict[int, int]
+    _link_index: dict[tuple[int, int], LinkParams]
 
     def __init__(self, doc: dict, nodes, links, routes, source: str = "<dict>"):
         setter = object.__setattr__

@@ -6,7 +6,7 @@ import difflib
 import numbers
 
 from ..errors import Problem, TopologyError
-from ..schema import (
+from .schema import (
     LINK_RATE_KEYS,
     LINK_SCHEMA,
     NODE_SCHEMA,

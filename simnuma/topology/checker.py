@@ -2,7 +2,7 @@
 of each kind, and fields resolved from defaults and overrides."""
 from __future__ import annotations
 
-from ..schema import (
+from .schema import (
     LINK_RATE_KEYS,
     LINK_SCHEMA,
     check_value,

@@ -1,9 +1,12 @@
-"""Small pieces the board modules share: node ids in messages, resolved node parameters, routes,
-link bandwidth text."""
+"""Small pieces the board modules share: node ids in messages, node and link parameters from resolved
+fields (by the parameter table, :mod:`simnuma.topology.params`), routes, link bandwidth text."""
 from __future__ import annotations
 
-from ..memparams import dram_params
-from ..schema import (
+from typing import Any
+
+from .memparams import DramParams, check_dram, dram_time_ns
+from .params import LINK_PARAMETERS, NODE_PARAMETERS, REQUIRED, declared, needed_memory_keys
+from .schema import (
     check_value,
 )
 from ..units import format_bandwidth
@@ -56,28 +59,92 @@ def _bandwidth_pair(value):
     return (bw, bw) if bw is not None else None
 
 
+def _resolved(r: dict, p) -> Any:
+    """The value of parameter ``p`` in the resolved mapping ``r`` (None where a value is missing or invalid:
+    reported elsewhere), with its declared default where it is not given (a family: a dict by key)."""
+    value: Any = r
+    for part in p.parts:
+        value = value.get(part) if isinstance(value, dict) else None
+    if not p.keys:
+        return p.default if value is None and p.default is not REQUIRED else value
+    given = value if isinstance(value, dict) else {}
+    out = {}
+    for key in p.keys:
+        v = given.get(key)
+        default = p.key_default(key)
+        out[key] = default if v is None and default is not REQUIRED else v
+    return out
+
+
 def _node_params(nid: int, r: dict) -> NodeParams:
-    """NodeParams from resolved values (None where a value is missing or invalid: reported elsewhere)."""
-    memory = r["memory"]
-    model = memory["model"] or "fifo"
-    dram = curves = None
-    bandwidth, efficiency = memory["bandwidth"], memory["efficiency"]
+    """NodeParams from resolved values (None where a value is missing or invalid: reported elsewhere).
+
+    Every field is the value of the parameter declared with it; a parameter the node's memory model
+    does not have is None; a memory without ``memory.bandwidth`` reports its peak (the DRAM's, or the
+    most its curves reach).
+    """
+    model = _resolved(r, declared("memory.model")[0])
+    fields: dict[str, Any] = {"id": nid}
+    dram = []
+    for p in NODE_PARAMETERS:
+        value = _resolved(r, p) if model in p.models else None
+        if isinstance(p.field, str) and p.field.startswith("dram."):
+            dram.append((p, value))
+        elif isinstance(p.field, str):
+            fields[p.field] = value
+    fields["dram"] = _dram_params(dram, r["memory"]) if model == "dram" else None
     if model == "dram":
-        dram = dram_params(memory)
-        bandwidth, efficiency = (dram.peak_GBps if dram is not None else None), None
+        fields["memory_bandwidth_GBps"] = fields["dram"].peak_GBps if fields["dram"] is not None else None
     elif model == "curve":
-        curves = memory["curves"]
-        bandwidth, efficiency = (max(c.max_GBps for c in curves) if curves else None), None
-    return NodeParams(
-        id=nid, cores=r["cores"], ports=r["ports"], window=dict(r["core"]["window"]),
-        memory_bandwidth_GBps=bandwidth, memory_efficiency=efficiency,
-        memory_latency_ns=memory["latency"], memory_queue=memory["queue"], memory_model=model, dram=dram,
-        curves=curves,
-        sri_latency_ns=r["sri"]["latency"], sri_buffers=dict(r["sri"]["buffers"]),
-        sri_probe_queue=r["sri"]["probe_queue"], mct_buffers=dict(r["mct"]["buffers"]),
-        xbar_latency_ns=r["xbar"]["latency"], probe_lookup_ns=r["probe"]["lookup"],
-        hold_ns={op: (ns or 0.0) for op, ns in r["core"]["hold"].items()}, requests=r["core"]["requests"],
-    )
+        curves = fields["curves"]
+        fields["memory_bandwidth_GBps"] = max(c.max_GBps for c in curves) if curves else None
+    return NodeParams(**fields)
+
+
+def _dram_params(values: list, memory: dict) -> DramParams | None:
+    """DramParams from the ``(parameter, value)`` of each ``memory.dram`` parameter (DRAM times in ns at
+    the DRAM's clock); None when one the node needs is missing (reported by the validator);
+    MemoryParamError when values that are each valid do not fit together."""
+    for dotted in needed_memory_keys("dram", memory):
+        value: Any = memory
+        for part in dotted.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        if value is None:
+            return None
+    tck = 1.0 / {p.name: v for p, v in values}["memory.dram.clock"]
+    fields: dict[str, Any] = {}
+    for p, value in values:
+        if p.kind == "dram_time":
+            value = ({k: dram_time_ns(v, tck) for k, v in value.items()} if p.keys else dram_time_ns(value, tck))
+        fields[p.field[len("dram."):]] = value
+    dram = DramParams(**fields)
+    check_dram(dram, memory.get("queue"))
+    return dram
+
+
+def _link_params(a: int, b: int, r: dict, bandwidth) -> LinkParams | None:
+    """LinkParams from resolved values and the link's rate ``bandwidth`` (``(a_to_b, b_to_a)`` in GB/s);
+    None when a value the link needs is missing or invalid (reported elsewhere)."""
+    fields: dict[str, Any] = {"a": a, "b": b}
+    values: dict[str, Any] = {}
+    for p in LINK_PARAMETERS:
+        if p.field is None:
+            continue   # a rate the link's bandwidth was computed from
+        value = bandwidth if isinstance(p.field, tuple) else _resolved(r, p)
+        if value is None or (p.keys and not p.default_from and any(v is None for v in value.values())):
+            return None
+        values[p.name] = value
+    for p in LINK_PARAMETERS:
+        if p.field is None:
+            continue
+        value = values[p.name]
+        if p.default_from:
+            value = {k: v if v is not None else values[p.default_from][k] for k, v in value.items()}
+        if isinstance(p.field, tuple):
+            fields.update(zip(p.field, value))
+        else:
+            fields[p.field] = value
+    return LinkParams(**fields)
 
 
 def format_link_bandwidth(link: LinkParams) -> str:

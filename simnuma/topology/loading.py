@@ -66,7 +66,7 @@ def topology_from_dict(doc: dict, source: str = "<dict>") -> Topology:
 def _build(src: Source) -> Topology:
     v = _Validator(src)
     topo = v.run() if src.data is not None or not src.problems else None
-    if v.problems:
+    if v.problems or topo is None:
         v.problems.sort(key=lambda p: (p.line or 0))
         raise TopologyError(v.problems)
     return topo

@@ -5,8 +5,9 @@ import math
 
 import networkx as nx
 
-from ..memparams import MODEL_KEYS, MemoryParamError
-from ..schema import (
+from .memparams import MemoryParamError
+from .params import needed_memory_keys
+from .schema import (
     LINK_OPTIONAL,
     LINK_RATE_KEYS,
     LINK_SCHEMA,
@@ -14,12 +15,13 @@ from ..schema import (
     NODE_SCHEMA,
     TOP_KEYS,
 )
-from .board import _ROUTE_KEY, COHERENCE_MODES, ROUTING_MODES, LinkParams, Topology, _graph, shortest_route
+from .board import _ROUTE_KEY, COHERENCE_MODES, ROUTING_MODES, Topology, _graph, shortest_route
 from .checker import _Checker
 from .helpers import (
     _AnyNode,
     _bandwidth_pair,
     _gives,
+    _link_params,
     _listing,
     _node_params,
     _plural,
@@ -106,7 +108,8 @@ class _Validator(_Checker):
         if not isinstance(raw, list) or not raw:
             self.err(("nodes",), "expected a non-empty list of nodes such as [{id: 0}, {id: 1}]")
             return []
-        seen, out = {}, []
+        seen: dict = {}
+        out: list = []
         for i, entry in enumerate(raw):
             if not isinstance(entry, dict):
                 self.err(("nodes", i), f"expected a mapping such as {{id: {i}}}, got {entry!r}")
@@ -128,12 +131,9 @@ class _Validator(_Checker):
         if self.has_problem_under(("defaults", "memory", "model")) or self.has_problem_under(path + ("model",)):
             return   # an unknown model was reported; what it would need is unknown
         model = memory["model"] or "fifo"
-        needed = [k for k in MODEL_KEYS[model] if k not in ("latency", "queue")]  # those every model needs
-        if model == "dram" and isinstance(memory["dram"], dict) and memory["dram"].get("scheduler") == "fr-fcfs":
-            needed.append("dram.bypass_limit")
-        for dotted in needed:
+        for dotted in needed_memory_keys(model, memory):   # those every model needs are reported by resolve
             parts = dotted.split(".")
-            value = memory
+            value: object = memory
             for part in parts:
                 value = value.get(part) if isinstance(value, dict) else None
             if value is None and not self.has_problem_under(("defaults", "memory") + tuple(parts)):
@@ -142,7 +142,8 @@ class _Validator(_Checker):
 
     def node_params(self, resolved: list, data: dict) -> list:
         """NodeParams of every node; a memory whose values conflict is reported once if every node shares it."""
-        out, conflicts = [], {}
+        out: list = []
+        conflicts: dict = {}
         for nid, i, r in resolved:
             try:
                 out.append(_node_params(nid, r))
@@ -180,7 +181,9 @@ class _Validator(_Checker):
             self.err(("links",), "expected a list of links such as [{a: 0, b: 1}]")
             self.bad_link_ends = True
             return [], []
-        edges, out, seen = [], [], {}
+        edges: list = []
+        out: list = []
+        seen: dict = {}
         for i, entry in enumerate(raw):
             path = ("links", i)
             if not isinstance(entry, dict):
@@ -227,14 +230,7 @@ class _Validator(_Checker):
         a, b = ends
         r = self.resolve(link_defaults, override, LINK_SCHEMA, path, f"link {a}-{b}", ("link_defaults",),
                          optional=LINK_OPTIONAL)
-        bandwidth = self.link_bandwidth(link_defaults, override, r, path)
-        buffers = r["buffers"]
-        if bandwidth is None or r["latency"] is None or any(v is None for v in buffers.values()):
-            return None
-        data_buffers = {vc: r["data_buffers"][vc] if r["data_buffers"][vc] is not None else buffers[vc]
-                        for vc in ("posted", "response")}
-        return LinkParams(a=a, b=b, bandwidth_ab_GBps=bandwidth[0], bandwidth_ba_GBps=bandwidth[1],
-                          latency_ns=r["latency"], buffers=dict(buffers), data_buffers=data_buffers)
+        return _link_params(a, b, r, self.link_bandwidth(link_defaults, override, r, path))
 
     def link_bandwidth(self, link_defaults, override, r, path):
         """Per-direction bandwidth: the link's own setting wins over link_defaults."""
@@ -310,7 +306,7 @@ class _Validator(_Checker):
         if not isinstance(raw, dict):
             self.err(("layout",), "expected a mapping from node id to [x, y], e.g. {0: [0, 1], 1: [1, 1]}")
             return
-        where = {}
+        where: dict = {}
         for key, value in raw.items():
             path = ("layout", key)
             if key not in ids:
@@ -355,7 +351,8 @@ class _Validator(_Checker):
         if not isinstance(raw, dict):
             self.err(("routes",), "expected a mapping such as {\"0->3\": [0, 1, 3]}")
             return {}
-        given, first_key = {}, {}
+        given: dict = {}
+        first_key: dict = {}
         for key, path_nodes in raw.items():
             pair = self.route_pair(key, ids)
             if pair is None:

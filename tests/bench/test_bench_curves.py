@@ -216,7 +216,7 @@ def test_curve_board_loads_once_the_schema_has_curves(suite, tmp_path, capsys):
 
     Once it does, the board `bench host --suite` writes must load as it is, curves and all.
     """
-    from simnuma import schema
+    from simnuma.topology import schema
 
     if "curves" not in schema.NODE_SCHEMA["memory"]:
         pytest.skip("the board schema has no memory curves yet")

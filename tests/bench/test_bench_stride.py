@@ -151,10 +151,10 @@ def test_read_and_write_bandwidth_stay_below_memset_and_memcpy(stride, compiler,
     or a miscounted byte total overshoots it by far.  On a machine whose reads
     come within 10% of memset (an AMD EPYC guest: 33 against 32-36 GB/s), a
     memset slowed by a test running beside it can fall under a quiet read, so a
-    miss is measured once more: a real miscount overshoots both times.
+    miss is measured again, up to three times: a real miscount overshoots every time.
     """
     size = default_size_bytes(discover_host())
-    for attempt in range(2):
+    for attempt in range(3):
         before = _copy_bandwidth(compiler, tmp_path, size)
         read = stride_json(stride, "--size", size, "--reps", "3", "0.0.r.0")["threads"][0]["GBps"]["best"]
         write = stride_json(stride, "--size", size, "--reps", "3", "0.0.w.0")["threads"][0]["GBps"]["best"]

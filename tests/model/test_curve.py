@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from simnuma.memparams import parse_curves
+from simnuma.topology.memparams import parse_curves
 from simnuma.model import simulate
 from simnuma.model.curve import curve_latency_ns
 

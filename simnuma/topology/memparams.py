@@ -24,11 +24,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .units import LINE_BYTES, UnitError, parse_quantity
+from ..units import LINE_BYTES, UnitError, parse_quantity
 
 __all__ = ["MEMORY_MODELS", "SCHEDULERS", "PAGE_POLICIES", "ADDRESS_FIELDS", "TIMINGS", "OPTIONAL_TIMINGS",
            "DramParams", "MemoryCurve", "parse_choice", "parse_dram_time", "parse_address_map", "parse_curves",
-           "dram_params", "format_dram_time", "MemoryParamError", "MODEL_KEYS", "LINE_BYTES"]
+           "check_dram", "dram_time_ns", "format_dram_time", "MemoryParamError", "LINE_BYTES"]
 
 MEMORY_MODELS = ("fifo", "dram", "curve")
 SCHEDULERS = ("fr-fcfs", "fcfs")
@@ -38,15 +38,7 @@ ADDRESS_FIELDS = ("row", "rank", "bank", "column", "channel")
 TIMINGS = ("CL", "CWL", "tRCD", "tRP", "tRAS", "tRTP", "tWR", "tWTR", "tRTW", "tRRD", "tFAW", "tRTRS", "tRFC",
            "tREFI")
 OPTIONAL_TIMINGS = frozenset({"tFAW"})   # DDR and DDR2 parts of 4 banks have no four-activate window
-
-# the keys each model needs under 'memory' (dotted, below 'memory'); the others are ignored by it
-MODEL_KEYS = {
-    "fifo": ("latency", "queue", "bandwidth", "efficiency"),
-    "dram": ("latency", "queue", "dram.channels", "dram.width_bits", "dram.clock", "dram.ranks", "dram.banks",
-             "dram.row", "dram.address_map", "dram.scheduler", "dram.page_policy", "dram.os_page")
-            + tuple(f"dram.timings.{t}" for t in TIMINGS if t not in OPTIONAL_TIMINGS),
-    "curve": ("latency", "queue", "curves"),
-}
+# which keys each model needs, their defaults and the DramParams field each becomes: simnuma.topology.params
 
 
 class MemoryParamError(ValueError):
@@ -163,7 +155,7 @@ def _curve_points(raw: object, where: str) -> tuple:
     if not isinstance(raw, list) or len(raw) < 2:
         raise ValueError(f"{where}.points: expected at least two [bandwidth, latency] points such as"
                          f" [[1.2 GB/s, 96 ns], [13 GB/s, 101 ns]], got {raw!r}")
-    points = []
+    points: list = []
     for k, point in enumerate(raw):
         here = f"{where}.points[{k}]"
         if not isinstance(point, list) or len(point) != 2:
@@ -220,8 +212,8 @@ class DramParams:
         return self.row_bytes // LINE_BYTES
 
 
-def _in_ns(value, tck_ns: float) -> float:
-    """A parsed DRAM time in ns (0 when not given)."""
+def dram_time_ns(value, tck_ns: float) -> float:
+    """A parsed DRAM time (:func:`parse_dram_time`) in ns (0 when not given)."""
     if value is None:
         return 0.0
     number, unit = value
@@ -232,51 +224,33 @@ def _power_of_two(n: int) -> bool:
     return n > 0 and n & (n - 1) == 0
 
 
-def dram_params(r: dict) -> DramParams | None:
-    """DramParams from the resolved ``memory`` mapping; None when a value is missing (reported by the
-    board's validator); MemoryParamError when values that are each valid do not fit together.
+def check_dram(dram: DramParams, queue: object) -> None:
+    """Raise MemoryParamError when values of the DRAM that are each valid do not fit together.
 
     The single values were checked one by one; here what only the combination
     can say: power-of-two organisation, a row that holds whole lines, a burst
-    that is a whole number of transfers.
+    that is a whole number of transfers, writes gathered that fit in the
+    queue (``queue``: the node's ``memory.queue``).
     """
-    d = r.get("dram")
-    if not isinstance(d, dict) or not isinstance(d.get("timings"), dict):
-        return None
-    needed = [k for k in MODEL_KEYS["dram"] if k.startswith("dram.")]
-    if d.get("scheduler") == "fr-fcfs":
-        needed.append("dram.bypass_limit")
-    for dotted in needed:
-        parts = dotted.split(".")[1:]
-        value = d
-        for part in parts:
-            value = value.get(part) if isinstance(value, dict) else None
-        if value is None:
-            return None
-    tck = 1.0 / d["clock"]
     for key in ("channels", "ranks", "banks"):
-        if not _power_of_two(d[key]):
-            raise MemoryParamError(f"dram.{key}", f"must be a power of two (the address map takes whole bits), got {d[key]}")
-    if d["width_bits"] % 8 or LINE_BYTES * 8 % d["width_bits"]:
+        if not _power_of_two(getattr(dram, key)):
+            raise MemoryParamError(f"dram.{key}", f"must be a power of two (the address map takes whole bits),"
+                                                  f" got {getattr(dram, key)}")
+    if dram.width_bits % 8 or LINE_BYTES * 8 % dram.width_bits:
         raise MemoryParamError("dram.width_bits", f"a 64-byte line must be a whole number of transfers of the"
-                                            f" channel's width, got {d['width_bits']} bits")
-    row = d["row"]
+                                                  f" channel's width, got {dram.width_bits} bits")
+    row = dram.row_bytes
     if row % LINE_BYTES or not _power_of_two(row // LINE_BYTES):
         raise MemoryParamError("dram.row", f"a row must hold a power-of-two number of 64-byte lines, got {row} B")
-    page = d["os_page"]
+    page = dram.os_page_bytes
     if page % LINE_BYTES or not _power_of_two(page // LINE_BYTES):
-        raise MemoryParamError("dram.os_page", f"a page must hold a power-of-two number of 64-byte lines, got {page} B")
-    timings = {name: _in_ns(d["timings"].get(name), tck) for name in TIMINGS}
+        raise MemoryParamError("dram.os_page", f"a page must hold a power-of-two number of 64-byte lines,"
+                                               f" got {page} B")
+    timings = dram.timings_ns
     if timings["tREFI"] <= timings["tRFC"]:
         raise MemoryParamError("dram.timings.tREFI", f"the refresh interval ({timings['tREFI']:g} ns) must be longer"
-                                               f" than a refresh ({timings['tRFC']:g} ns)")
-    burst = d.get("write_burst") or 0
-    queue = r.get("queue")
+                                                     f" than a refresh ({timings['tRFC']:g} ns)")
+    burst = dram.write_burst
     if burst and isinstance(queue, int) and burst > queue:
         raise MemoryParamError("dram.write_burst", f"writes gathered for a burst must fit in the DRAM queue"
                                                    f" (memory.queue {queue}), got {burst}")
-    return DramParams(
-        channels=d["channels"], width_bits=d["width_bits"], clock_GHz=d["clock"], ranks=d["ranks"],
-        banks=d["banks"], row_bytes=row, address_map=d["address_map"],
-        scheduler=d["scheduler"], bypass_limit=d["bypass_limit"] or 0, write_burst=burst, page_policy=d["page_policy"],
-        idle_close_ns=_in_ns(d.get("idle_close"), tck), os_page_bytes=page, timings_ns=timings)
