@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
+import threading
 
 from . import __version__
 from .errors import SimnumaError
@@ -48,20 +50,37 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the program is so that it stops as it stops on Ctrl-C: workers stopped, no
+    temporary files, earlier results untouched."""
+
+
+def _terminate(signum, frame):
+    raise Terminated()
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    on_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if on_main_thread else None
     try:
         return int(args.func(args) or 0)
     except SimnumaError as exc:
         for line in str(exc).splitlines() or [type(exc).__name__]:
             print(line, file=sys.stderr)
         return 2
+    except Terminated:
+        print("simnuma: terminated; earlier results are untouched", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
-        print("simnuma: interrupted", file=sys.stderr)
+        print("simnuma: interrupted; earlier results are untouched", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0
+    finally:
+        if on_main_thread:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,25 +1,137 @@
 """Writing results safely and showing progress.
 
-Results are written to a temporary file beside the target and renamed over it,
-so an interrupted run never leaves a half-written file and never corrupts one
-that was already there.
+A result file is written to a temporary file beside the target and renamed over
+it (:func:`write_atomic`), so an interrupted run never leaves a half-written
+file and never corrupts one that was already there.  A folder of results is
+written all or nothing (:class:`OutputFolder`): every file goes to a hidden
+staging folder first and moves in only when the whole run has succeeded, while
+a lock keeps a second run from writing into the same folder.  Output paths are
+checked before any work starts (:func:`check_output_file`,
+:func:`check_output_folder`): a symbolic link, a device or a FIFO is never
+replaced, and an unwritable place is reported at once.
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import shutil
+import stat
 import sys
 import tempfile
 from pathlib import Path
 
 from .errors import SimnumaError
 
-__all__ = ["write_atomic", "write_json", "progress"]
+__all__ = ["write_atomic", "write_json", "progress", "check_output_file", "check_output_folder", "OutputFolder",
+           "STAGING_PREFIX"]
+
+STAGING_PREFIX = ".simnuma-staging-"   # a run's files before they move into its output folder
+
+
+def _writable_place(path: Path) -> None:
+    """Raise SimnumaError unless ``path`` could be created: its nearest existing ancestor is a writable folder."""
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise SimnumaError(f"{path}: cannot write here: {parent} is not a folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise SimnumaError(f"{path}: cannot write here: no permission to write in {parent}")
+
+
+def check_output_file(path) -> Path:
+    """``path`` as a result file, checked before any work: never a link, a folder, a device or a FIFO."""
+    path = Path(path)
+    if path.is_symlink():
+        raise SimnumaError(f"{path}: is a symbolic link; simnuma does not replace links (give the path it points to)")
+    if path.exists():
+        mode = path.stat().st_mode
+        if not stat.S_ISREG(mode):
+            what = "a folder" if stat.S_ISDIR(mode) else "a device, FIFO or socket"
+            raise SimnumaError(f"{path}: is {what}, not a file simnuma may replace; choose another output path")
+        if not os.access(path.parent, os.W_OK | os.X_OK):
+            raise SimnumaError(f"{path}: cannot write here: no permission to write in {path.parent}")
+        return path
+    _writable_place(path)
+    return path
+
+
+def check_output_folder(path) -> Path:
+    """``path`` as a folder of results, checked before any work: a folder (or nothing yet), never a link."""
+    path = Path(path)
+    if path.is_symlink():
+        raise SimnumaError(f"{path}: is a symbolic link; simnuma does not write through links (give the folder itself)")
+    if path.exists():
+        if not path.is_dir():
+            raise SimnumaError(f"{path}: exists and is not a folder; choose another output folder")
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise SimnumaError(f"{path}: cannot write here: no permission to write in it")
+        return path
+    _writable_place(path)
+    return path
+
+
+class OutputFolder:
+    """A folder of results written all or nothing, by one run at a time.
+
+    ``with OutputFolder(path) as staging:`` checks ``path`` (at once, before the
+    work), creates it if needed and locks it (a second run into the same folder
+    stops with an error instead of mixing its files with this one's), and gives
+    a hidden staging folder inside it to write into.  When the block ends
+    without an error every staged file moves into ``path`` (each by a rename);
+    otherwise, an interrupt included, the staging folder is removed and
+    ``path`` keeps exactly what it held before.  A run killed outright leaves
+    its staging folder behind: the next run into the folder removes it.  The
+    lock is released by the system when a process ends, however it ends.
+    """
+
+    def __init__(self, path):
+        self.path = check_output_folder(path)
+        self.staging: Path | None = None
+        self._lock: int | None = None
+
+    def __enter__(self) -> Path:
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+            self._lock = os.open(self.path, os.O_RDONLY)
+        except OSError as exc:
+            raise SimnumaError(f"{self.path}: cannot create the output folder: {exc.strerror}") from None
+        try:
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._unlock()
+            raise SimnumaError(f"{self.path}: another simnuma run is writing into this folder; wait for it or"
+                               " choose another output folder") from None
+        for stale in self.path.glob(STAGING_PREFIX + "*"):
+            shutil.rmtree(stale, ignore_errors=True)    # left by a run that was killed
+        self.staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=self.path))
+        return self.staging
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        staging = self.staging
+        try:
+            if exc_type is None and staging is not None:
+                for item in sorted(staging.iterdir()):
+                    os.replace(item, self.path / item.name)
+        finally:
+            if staging is not None:
+                shutil.rmtree(staging, ignore_errors=True)
+            self._unlock()
+
+    def _unlock(self) -> None:
+        if self._lock is not None:
+            os.close(self._lock)     # closing the descriptor releases the lock
+            self._lock = None
 
 
 def write_atomic(path, content) -> Path:
-    """Write ``content`` (str or bytes) to ``path`` atomically; return the path."""
-    path = Path(path)
+    """Write ``content`` (str or bytes) to ``path`` atomically; return the path.
+
+    A path that is a symbolic link, a folder, a device or a FIFO is refused
+    (:func:`check_output_file`), never replaced.
+    """
+    path = check_output_file(path)
     data = content.encode("utf-8") if isinstance(content, str) else content
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -19,11 +19,12 @@ import hashlib
 import json
 import multiprocessing
 import os
+import signal
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 from typing import TYPE_CHECKING
 
 from . import __version__
@@ -148,17 +149,22 @@ class Runner:
         self.cache = cache if cache is not None else ResultCache()
         self.simulated = 0
         self.cached = 0
-        self._pool: ProcessPoolExecutor | None = None
+        self._pool: Any = None
 
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
-        self.close()
+    def __exit__(self, exc_type, exc, tb):
+        self.close(stop=exc_type is not None)
 
-    def close(self) -> None:
+    def close(self, stop: bool = False) -> None:
+        """End the pool: let it finish (``stop`` False) or stop its workers at once (an error, an interrupt)."""
         if self._pool is not None:
-            self._pool.shutdown(cancel_futures=True)
+            if stop:
+                self._pool.terminate()
+            else:
+                self._pool.close()
+            self._pool.join()
             self._pool = None
 
     def run(self, jobs, on_done=None) -> dict:
@@ -184,24 +190,34 @@ class Runner:
         return results
 
     def _simulate(self, order: list):
-        """``(job, result)`` pairs, as the simulations end."""
+        """``(job, result)`` pairs, as the simulations end (the costliest are handed out first)."""
         if self.workers <= 1 or len(order) <= 1:
             for job in order:
                 yield job, simulate_job(job)
             return
-        pool = self._pool_for(len(order))
-        futures = {pool.submit(simulate_job, job): job for job in order}
+        pool = self._pool_for()
         try:
-            for future in as_completed(futures):
-                yield futures[future], future.result()
+            for index, result in pool.imap_unordered(_simulate_indexed, enumerate(order), chunksize=1):
+                yield order[index], result
         except BaseException:
-            for future in futures:
-                future.cancel()
+            self.close(stop=True)     # a failed job or an interrupt: no worker goes on simulating
             raise
 
-    def _pool_for(self, count: int) -> ProcessPoolExecutor:
+    def _pool_for(self):
         if self._pool is None:
             methods = multiprocessing.get_all_start_methods()
             context = multiprocessing.get_context("fork" if "fork" in methods else None)
-            self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=context)
+            self._pool = context.Pool(self.workers, initializer=_worker_ignores_interrupts)
         return self._pool
+
+
+def _simulate_indexed(task: tuple) -> tuple:
+    index, job = task
+    return index, simulate_job(job)
+
+
+def _worker_ignores_interrupts() -> None:
+    """A worker leaves Ctrl-C to the main process, which stops the pool (and so the worker) itself, and ends
+    quietly on the SIGTERM that stopping sends (not through the command line's handler it was forked with)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)

@@ -14,7 +14,7 @@ import sys
 
 from ..case import parse_case
 from ..errors import BenchError, SimnumaError, SpecError
-from ..fileio import write_atomic, write_json
+from ..fileio import check_output_file, write_atomic, write_json
 from ..units import parse_bandwidth_GBps
 from ..workload import parse_spec
 from .build import build_binary, manual_build_command, planned_build
@@ -106,6 +106,8 @@ def _print_warnings(report: dict) -> None:
 
 
 def cmd_run(args) -> int:
+    if args.output:
+        check_output_file(args.output)      # before the benchmark runs
     case = parse_case(args.specs, args.bg)
     if case.subscription:
         raise SpecError(f"{case.name!r}: a named background set ({case.subscription}@{case.load}) is placed on a"
@@ -123,6 +125,8 @@ def cmd_run(args) -> int:
 
 
 def cmd_host(args) -> int:
+    if args.output:
+        check_output_file(args.output)
     bandwidth = None
     if args.memory_bandwidth is not None:
         bandwidth = _memory_bandwidth(args.memory_bandwidth)

@@ -1,8 +1,8 @@
 """Bandwidth-latency curves out of a suite's loaded-latency cases.
 
 A loaded-latency case is a latency chase (one foreground ``l`` thread) beside
-background streams of one op, all on the chase's memory node: ``0.0.l.0 bg
-0.1.r.0 0.2.r.0`` or ``0.0.l.0 bg 0.1.w.0@2GB/s``.  Each one is a point of the
+background streams of one op, all on the chase's memory node: ``0.0.l.0 +
+0.1.r.0 0.2.r.0`` or ``0.0.l.0 + 0.1.w.0@2GB/s``.  Each one is a point of the
 curve of its mix (the op of the streams): the memory bandwidth the node
 served, and the chase's latency.  The idle chase (``0.0.l.0`` alone) is the
 first point of every curve.

@@ -89,9 +89,12 @@ def _check_jobs(jobs: int) -> int:
 
 def cmd_calibrate(args) -> int:
     from ..calibrate import MAX_FIT_EVALUATIONS, calibrate, calibrated_yaml
-    from ..fileio import progress, write_atomic, write_json
+    from ..fileio import check_output_file, progress, write_atomic, write_json
     from ..measurements import load_measurements
 
+    for path in (args.output, args.json):   # checked now, before the fit
+        if path:
+            check_output_file(path)
     jobs = _check_jobs(args.jobs)
     max_evaluations = MAX_FIT_EVALUATIONS if args.max_evaluations is None else args.max_evaluations
     if max_evaluations < 2:
@@ -114,10 +117,11 @@ def cmd_calibrate(args) -> int:
 
 
 def cmd_validate(args) -> int:
-    from ..fileio import progress
+    from ..fileio import OutputFolder, progress
     from ..measurements import load_measurements
     from ..calibrate.validate import validate, write_outputs
 
+    out = OutputFolder(args.output) if args.output else None    # checked now, before any simulation
     jobs = _check_jobs(args.jobs)
     topology, text = _board_text(args.board)
     data = load_measurements(args.sources)
@@ -127,10 +131,11 @@ def cmd_validate(args) -> int:
     finally:
         bar.close()
     print(report.render_text())
-    if args.output:
-        written, note = write_outputs(report, args.output)
+    if out is not None:
+        with out as staging:
+            written, note = write_outputs(report, staging)
         for path in written:
-            print(f"wrote {path}")
+            print(f"wrote {out.path / path.name}")
         if note:
             print(note)
     return 0

@@ -9,6 +9,10 @@ board with every link direction coloured by its utilisation in the study's
 most telling case), then ``REPORT.md`` with every claim PASS or FAIL and the
 numbers behind it.  A failed claim is a finding, not an error: the exit status
 is 0 unless the input is bad (2).
+
+The folder is written all or nothing (:class:`simnuma.fileio.OutputFolder`):
+the files move in only when every study has been simulated and written, and a
+second run into the same folder stops at once instead of mixing its files in.
 """
 from __future__ import annotations
 
@@ -55,7 +59,7 @@ def _positive_int(text: str) -> int:
 
 def cmd_reproduce(args) -> int:
     from ..errors import StudyError
-    from ..fileio import progress
+    from ..fileio import OutputFolder, progress
     from .run import parse_size
     from ..runner import default_workers
     from ..study import bundled_studies, load_study, plan_jobs, run_studies
@@ -67,19 +71,21 @@ def cmd_reproduce(args) -> int:
     names = args.studies or bundled_studies()
     if not names:
         raise StudyError("no study given and no bundled studies found")
+    out = OutputFolder(args.output)          # checked now, before any simulation
     studies = [load_study(n) for n in names]
     _check_unique(studies)
     size = parse_size(args.size) if args.size else None
     mode = "exact" if args.exact else "steady"
     workers = args.jobs or default_workers()
     total = len(plan_jobs(studies, mode, args.seed, size))
-    bar = progress(total=total, desc="simulating")
-    try:
-        results, info = run_studies(studies, workers, mode, args.seed, size, on_done=lambda job: bar.update(1),
-                                    cache_dir=args.cache)
-    finally:
-        bar.close()
-    plotted = write_outputs(Path(args.output), results, info)
+    with out as staging:                     # all or nothing, one run at a time
+        bar = progress(total=total, desc="simulating")
+        try:
+            results, info = run_studies(studies, workers, mode, args.seed, size, on_done=lambda job: bar.update(1),
+                                        cache_dir=args.cache)
+        finally:
+            bar.close()
+        plotted = write_outputs(staging, results, info)
     _print_summary(results, info, Path(args.output), plotted)
     return 0
 

@@ -35,11 +35,13 @@ def parse_size(text: str) -> int:
 
 def cmd_run(args) -> int:
     from ..case import parse_case
-    from ..fileio import progress, write_json
+    from ..fileio import check_output_file, progress, write_json
     from ..model import simulate
     from ..report import render_result
     from ..topology import load_topology
 
+    if args.output:
+        check_output_file(args.output)      # before the simulation
     topo = load_topology(args.board)
     case = parse_case(args.specs, args.bg).placed(topo)
     size = parse_size(args.size)

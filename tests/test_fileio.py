@@ -1,0 +1,153 @@
+"""Results are written all or nothing, one run at a time, never through a link or onto a device, and an
+output path that cannot be written is found before the work starts."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from simnuma.cli import main
+from simnuma.errors import SimnumaError
+from simnuma.fileio import STAGING_PREFIX, OutputFolder, check_output_file, write_atomic
+
+from test_study import TINY, write
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def snapshot(folder: Path) -> dict:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+# ---------------------------------------------------------------- the pieces
+
+def test_an_output_folder_moves_its_files_in_only_when_the_block_succeeds(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "REPORT.md").write_text("old report")
+    (out / "notes.txt").write_text("the user's own file")
+    with pytest.raises(RuntimeError):
+        with OutputFolder(out) as staging:
+            (staging / "REPORT.md").write_text("new report")
+            raise RuntimeError("the run failed part way")
+    assert snapshot(out) == {"REPORT.md": b"old report", "notes.txt": b"the user's own file"}
+    with OutputFolder(out) as staging:
+        (staging / "REPORT.md").write_text("new report")
+        (staging / "a.json").write_text("{}")
+    assert snapshot(out) == {"REPORT.md": b"new report", "a.json": b"{}", "notes.txt": b"the user's own file"}
+    assert not list(out.glob(STAGING_PREFIX + "*"))
+
+
+def test_two_runs_cannot_write_into_one_folder_at_once(tmp_path):
+    with OutputFolder(tmp_path / "out"):
+        with pytest.raises(SimnumaError, match="another simnuma run is writing into this folder"):
+            with OutputFolder(tmp_path / "out"):
+                pass
+    with OutputFolder(tmp_path / "out"):    # the lock went with the first run
+        pass
+
+
+def test_a_killed_run_leaves_a_staging_folder_the_next_run_removes(tmp_path):
+    out = tmp_path / "out"
+    (out / (STAGING_PREFIX + "dead")).mkdir(parents=True)
+    (out / (STAGING_PREFIX + "dead") / "half.json").write_text("{")
+    with OutputFolder(out) as staging:
+        (staging / "x.json").write_text("{}")
+    assert sorted(p.name for p in out.iterdir()) == ["x.json"]
+
+
+@pytest.mark.parametrize("make,message", [
+    (lambda p: p.symlink_to(p.parent / "elsewhere.json"), "symbolic link"),
+    (lambda p: os.mkfifo(p), "device, FIFO or socket"),
+    (lambda p: p.mkdir(), "a folder"),
+])
+def test_a_link_a_fifo_or_a_folder_is_never_replaced(tmp_path, make, message):
+    target = tmp_path / "result.json"
+    make(target)
+    with pytest.raises(SimnumaError, match=message):
+        write_atomic(target, "{}")
+    assert not (tmp_path / "elsewhere.json").exists()
+
+
+def test_an_unwritable_place_is_named(tmp_path):
+    (tmp_path / "a-file").write_text("x")
+    with pytest.raises(SimnumaError, match="is not a folder"):
+        check_output_file(tmp_path / "a-file" / "sub" / "result.json")
+    with pytest.raises(SimnumaError, match="exists and is not a folder"):
+        OutputFolder(tmp_path / "a-file")
+
+
+# ---------------------------------------------------------------- the commands
+
+def test_a_reproduce_that_fails_part_way_leaves_the_previous_results(tmp_path, monkeypatch, capsys):
+    study = write(tmp_path, TINY, "tiny.yaml")
+    out = tmp_path / "out"
+    assert main(["reproduce", str(study), "-o", str(out), "--jobs", "1", "--seed", "3"]) == 0
+    before = snapshot(out)
+    from simnuma.study import output
+
+    def broken_report(*args, **kwargs):
+        raise SimnumaError("REPORT.md: cannot write: disk full")
+
+    monkeypatch.setattr(output, "render_report", broken_report)
+    assert main(["reproduce", str(study), "-o", str(out), "--jobs", "1", "--seed", "4"]) == 2
+    assert "disk full" in capsys.readouterr().err
+    assert snapshot(out) == before
+
+
+@pytest.mark.parametrize("argv", [
+    ["reproduce", "STUDY", "-o", "FILE"],
+    ["run", "dual", "0.0.r.0", "-o", "FILE/x.json"],
+    ["validate", "dual", "quartet-single-thread", "-o", "FILE"],
+    ["calibrate", "dual", "quartet-single-thread", "-o", "FILE/x.yaml"],
+])
+def test_a_bad_output_path_is_refused_before_any_simulation(tmp_path, monkeypatch, capsys, argv):
+    from simnuma import runner
+    from simnuma.model import system
+
+    def no_simulation(*args, **kwargs):
+        raise AssertionError("simulated before checking the output path")
+
+    monkeypatch.setattr(system, "simulate", no_simulation)
+    monkeypatch.setattr(runner, "simulate_job", no_simulation)
+    (tmp_path / "FILE").write_text("not a folder")
+    study = write(tmp_path, TINY, "tiny.yaml")
+    argv = [str(study) if a == "STUDY" else a.replace("FILE", str(tmp_path / "FILE")) for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "not a folder" in err[0], err
+
+
+def test_sigterm_stops_the_run_its_workers_and_leaves_the_folder_as_it_was(tmp_path):
+    study = write(tmp_path, TINY.replace("size: 64 KiB", "size: 64 MiB").replace("plot: loads", "plot: loads"),
+                  "slow.yaml")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "REPORT.md").write_text("the previous report")
+    proc = subprocess.Popen([sys.executable, "-m", "simnuma", "reproduce", str(study), "-o", str(out), "--jobs", "2",
+                             "--exact"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    workers = []
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(workers) < 2:   # the pool's workers are up: the run is under way
+        time.sleep(0.2)
+        children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+        workers = [int(pid) for pid in children.read_text().split()] if children.exists() else []
+    assert workers, "the run never started its workers"
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143 and "terminated" in err and "Traceback" not in err, err
+    assert snapshot(out) == {"REPORT.md": b"the previous report"}
+    time.sleep(0.5)
+    alive = []
+    for pid in workers:
+        try:
+            os.kill(pid, 0)
+            alive.append(pid)
+        except ProcessLookupError:
+            pass
+    assert not alive, f"workers {alive} outlived the run"
