@@ -304,6 +304,9 @@ def _thread_siblings(root: Path, nodes) -> tuple:
 def discover_host(sysfs_root="/sys") -> Host:
     """Read the machine's nodes, CPUs, memory, distances and caches from ``sysfs_root``."""
     root = Path(sysfs_root)
+    if not (root / "devices/system").is_dir():
+        raise BenchError(f"{root}: not a sysfs tree (no devices/system); give the folder sysfs is mounted on,"
+                         " e.g. /sys")
     ids = _node_ids(root)
     if ids:
         nodes = [_read_node(root, i) for i in ids]

@@ -92,3 +92,12 @@ def test_this_machine():
     assert all(n.memory_free_bytes is None or n.memory_free_bytes > 0 for n in host.nodes if n.has_memory)
     assert default_size_bytes(host) >= max(64 * MiB, 4 * host.llc_bytes)
     assert host.cpu_model and host.kernel.startswith("Linux")
+
+
+def test_a_folder_that_is_not_sysfs_is_refused(tmp_path):
+    from simnuma.errors import BenchError
+
+    with pytest.raises(BenchError, match="not a sysfs tree"):
+        discover_host(tmp_path / "nonexistent")
+    with pytest.raises(BenchError, match="not a sysfs tree"):
+        discover_host(tmp_path)
