@@ -6,8 +6,8 @@ hypercubes, with broadcast coherence and with a probe filter; on each, one
 reader per socket, reading its own memory (``local``) or that of a socket as
 many hops away as any (``far``: every read crosses the board's diameter).  Every case runs in its own process with a time limit
 (some rings of K8 sockets deadlock with broadcast probes: every probe buffer
-full, each waiting on the next; such a case is reported as "no progress", not
-waited for).  Printed per case: SimPy events per transaction (the model's
+full, each waiting on the next; the model stops such a case itself and it is
+reported as a deadlock).  Printed per case: SimPy events per transaction (the model's
 work, independent of the machine) and CPU microseconds per transaction next to
 SimPy's bare event rate; then, per wiring and coherence, the exponent b of a
 least-squares fit events/txn ~ a * N**b.
@@ -53,7 +53,7 @@ def links_of(wiring: str, n: int) -> list:
 
 def board_text(wiring: str, n: int, coherence: str) -> str:
     """A board of ``n`` Quartet sockets wired as ``wiring`` (YAML text)."""
-    from simnuma.topology import _bundled_text
+    from simnuma.topology.loading import _bundled_text
 
     quartet = _bundled_text("quartet")[0]
     head = quartet[:quartet.index("\nnodes:")]
@@ -110,8 +110,14 @@ def _measure(text: str, specs: list, lines: int, out) -> None:
     board = parse_topology(text, "scaling.yaml")
     system = System(board, Workload.build(specs, []), lines * 64, 1)
     system.extrapolated = None
+    from simnuma.model.deadlock import DeadlockError
+
     cpu0 = time.process_time()
-    run_exact(system)
+    try:
+        run_exact(system)
+    except DeadlockError as exc:
+        out.put({"deadlock": str(exc)})
+        return
     cpu = time.process_time() - cpu0
     txns = system.coherence.completed
     out.put({"events": next(envs[-1]._eid), "txns": txns, "cpu_s": cpu})
@@ -160,7 +166,10 @@ def main(argv=None) -> int:
                     r = measure(board_text(wiring, n, coherence), readers(workload, wiring, n), args.lines, args.limit)
                     row = {"wiring": wiring, "coherence": coherence, "reads": workload, "sockets": n}
                     label = f"{wiring:10} {coherence:13} {workload:6} {n:>3}"
-                    if r is None or not r["txns"]:
+                    if r is not None and "deadlock" in r:
+                        print(f"{label} deadlock (simnuma.model.deadlock names the cycle)")
+                        row.update(progress=False, deadlock=r["deadlock"])
+                    elif r is None or not r["txns"]:
                         print(f"{label} no progress within {args.limit:g} s")
                         row["progress"] = False
                     else:

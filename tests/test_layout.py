@@ -55,3 +55,15 @@ def test_one_process_pool():
              if "ProcessPoolExecutor" in p.read_text(encoding="utf-8") or "import multiprocessing" in p.read_text(
                  encoding="utf-8")]
     assert users == ["runner.py"]
+
+
+@pytest.mark.parametrize("script", sorted((PACKAGE.parent / "benchmarks").glob("*.py")), ids=lambda p: p.name)
+def test_every_benchmark_script_starts(script):
+    """The benchmarks are not run by the tests, so their imports are checked here: --help must work."""
+    import subprocess
+    import sys
+
+    if script.name == "benchutil.py" or script.name.startswith("_"):
+        pytest.skip("a helper module")
+    done = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]

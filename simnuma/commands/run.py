@@ -37,6 +37,7 @@ def cmd_run(args) -> int:
     from ..case import parse_case
     from ..fileio import check_output_file, progress, write_json
     from ..model import simulate
+    from ..model.deadlock import DeadlockError
     from ..report import render_result
     from ..topology import load_topology
 
@@ -57,6 +58,11 @@ def cmd_run(args) -> int:
     try:
         result = simulate(topo, case.threads, case.background, size_bytes=size, mode="exact" if args.exact else "steady",
                           seed=args.seed, progress=tick)
+    except DeadlockError as exc:
+        if args.json:       # the diagnosis for a program, the one line (stderr, exit 2) for a person
+            json.dump({"error": "deadlock", "message": str(exc), **exc.diagnosis}, sys.stdout, indent=2)
+            print()
+        raise
     finally:
         bar.close()
     data = result.to_dict()

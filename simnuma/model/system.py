@@ -32,6 +32,7 @@ from .mct import MCT
 from .pages import ArrayPages
 from .result import Result, build_result
 from .sri import SRI
+from .deadlock import ProgressWatch
 from .stats import BufferSampler, counter_snapshot
 from .symmetry import exchangeable_groups
 from .xbar import XBar
@@ -104,6 +105,7 @@ class System:
             pools += d.pools()
         self.pools = pools
         self.sampler = BufferSampler(env, pools, SAMPLE_INTERVAL_NS, random.Random(seed + 1))
+        self.watch = ProgressWatch(self)
         self._groups: dict[tuple[Thread, ...], list[tuple[Thread, ...]]] = {}
 
     def _thread(self, spec: ThreadSpec, lines, foreground: bool, position: str) -> Thread:
@@ -159,6 +161,7 @@ class System:
     def start(self) -> None:
         for t in self.foreground + self.background:
             t.start(self.rng.uniform(0.0, 4.0))
+        self.watch.start()
 
     def active(self) -> tuple:
         return tuple(t for t in self.foreground if t.finish_ns is None)

@@ -1,0 +1,116 @@
+"""Noticing a run that makes no progress, and naming the cycle of full buffers that holds it.
+
+A board nobody has built can deadlock: on a ring of K8 sockets with broadcast
+probes every probe buffer fills, each waiting for a slot in the next one
+around the ring, and no transaction completes again.  Nothing in the model
+ever times out, so such a run would go on forever.  A :class:`ProgressWatch`
+looks every :data:`CHECK_NS` of simulated time: when transactions are
+outstanding and none has completed for :data:`STALL_NS`, it stops the run with
+a :class:`DeadlockError`.  A live run cannot look like that: a transaction's
+latency is hundreds of nanoseconds even behind full queues, so a millisecond
+without a completion while one waits means that nothing can move.
+
+The diagnosis follows the wait-for relation between buffer pools: a packet
+waiting for a slot of pool B while it holds a slot of pool A makes the edge
+A -> B.  A cycle of such edges among full pools is a deadlock (Dally and
+Seitz's condition); it is named pool by pool, with each pool's node or link
+direction, in the error's one line and in :attr:`DeadlockError.diagnosis`.
+
+Abstracts away: livelock (packets that move without completing, which this
+model's fixed routes do not produce) and stalls shorter than STALL_NS.
+"""
+from __future__ import annotations
+
+import networkx as nx
+
+from ..errors import SimnumaError
+from .events import call_at
+
+__all__ = ["DeadlockError", "ProgressWatch", "STALL_NS", "CHECK_NS", "wait_for_graph", "diagnose"]
+
+STALL_NS = 1_000_000.0   # 1 ms of simulated time: thousands of memory latencies, even under full load
+CHECK_NS = STALL_NS / 4
+
+
+class DeadlockError(SimnumaError):
+    """A run stopped because nothing could move; ``diagnosis`` holds what was found (JSON-ready)."""
+
+    def __init__(self, message: str, diagnosis: dict):
+        super().__init__(message)
+        self.diagnosis = diagnosis
+
+    def __reduce__(self):   # crosses from a worker process to the main one intact
+        return (type(self), (str(self), self.diagnosis))
+
+
+class ProgressWatch:
+    """Checks, every CHECK_NS of simulated time, that some transaction completed while any was outstanding.
+
+    It only reads the model's counters and buffers: a run that does not
+    deadlock gives the same results with it as without it.
+    """
+
+    def __init__(self, system):
+        self.system = system
+        self.env = system.env
+        self.completed = 0
+        self.since_ns = 0.0
+
+    def start(self) -> None:
+        call_at(self.env, self.env.now_ns + CHECK_NS, self._check)
+
+    def _check(self, _arg=None) -> None:
+        coherence = self.system.coherence
+        now = self.env.now_ns
+        if coherence.completed != self.completed or coherence.started == coherence.completed:
+            self.completed = coherence.completed
+            self.since_ns = now
+        elif now - self.since_ns >= STALL_NS:
+            raise deadlock_error(self.system, now - self.since_ns)
+        call_at(self.env, now + CHECK_NS, self._check)
+
+
+def _held_pools(arg) -> list:
+    """The pools whose slots the waiting party ``arg`` holds (a packet, or a tuple that starts with one)."""
+    pkt = arg[0] if isinstance(arg, tuple) and arg else arg
+    held = [getattr(pkt, "held", None), getattr(pkt, "held_data", None)]
+    # a probe's copies share one MCT probe buffer through a hold that names its pool
+    return [getattr(h, "pool", h) for h in held if h is not None]
+
+
+def wait_for_graph(pools) -> nx.DiGraph:
+    """Edges ``holder pool -> awaited pool`` for every waiting request that holds a slot elsewhere."""
+    graph = nx.DiGraph()
+    for pool in pools:
+        for _fn, arg in pool.waiters:
+            for held in _held_pools(arg):
+                if held is not pool:
+                    graph.add_edge(held.name, pool.name)
+    return graph
+
+
+def diagnose(system, stalled_ns: float) -> dict:
+    """What holds the run: the cycle of full buffers if there is one, and every pool with waiters."""
+    now = system.env.now_ns
+    waiting = {pool.name: len(pool.waiters) for pool in system.pools if pool.waiters}
+    full = [pool.name for pool in system.pools if pool.occupancy(now) >= pool.capacity]
+    try:
+        cycle = [edge[0] for edge in nx.find_cycle(wait_for_graph(system.pools))]
+    except nx.NetworkXNoCycle:
+        cycle = []
+    coherence = system.coherence
+    return {"stalled_ns": stalled_ns, "at_ns": now, "outstanding": coherence.started - coherence.completed,
+            "completed": coherence.completed, "cycle": cycle, "waiting": waiting, "full": full}
+
+
+def deadlock_error(system, stalled_ns: float) -> DeadlockError:
+    """The one-line error for a run that made no progress for ``stalled_ns``."""
+    d = diagnose(system, stalled_ns)
+    head = (f"deadlock: no transaction completed in {stalled_ns / 1e6:g} ms of simulated time with"
+            f" {d['outstanding']} outstanding (at {d['at_ns'] / 1e6:.3f} ms)")
+    if d["cycle"]:
+        ring = " -> ".join(d["cycle"] + d["cycle"][:1])
+        return DeadlockError(f"{head}; a cycle of full buffers, each waiting on the next: {ring}", d)
+    busiest = sorted(d["waiting"].items(), key=lambda kv: -kv[1])[:6]
+    names = ", ".join(f"{name} ({n} waiting)" for name, n in busiest) or "none"
+    return DeadlockError(f"{head}; no cycle among the waiting buffers found; full buffers with waiters: {names}", d)

@@ -1,0 +1,60 @@
+"""A run that cannot move stops with the cycle of full buffers that holds it; a slow run is left alone."""
+from __future__ import annotations
+
+import json
+import pickle
+
+import pytest
+
+from simnuma import load_topology, parse_topology, simulate
+from simnuma.cli import main
+from simnuma.model.deadlock import STALL_NS, DeadlockError
+from simnuma.topology.loading import _bundled_text
+
+
+def ring_text(n: int) -> str:
+    """``n`` Quartet sockets in a ring, broadcast coherence: the wiring on which K8 probe buffers deadlock."""
+    quartet = _bundled_text("quartet")[0]
+    head = quartet[:quartet.index("\nnodes:")].replace("name: quartet", f"name: ring{n}")
+    lines = [head, "nodes:"] + [f"  - {{id: {i}}}" for i in range(n)]
+    lines += ["links:"] + [f"  - {{a: {i}, b: {(i + 1) % n}}}" for i in range(n)]
+    lines += ["io:", "  - {node: 0}", "routing: shortest", "coherence: broadcast"]
+    return "\n".join(lines) + "\n"
+
+
+RING = parse_topology(ring_text(8), "ring8.yaml")
+READERS = [f"{s}.0.r.{s}" for s in range(8)]
+
+
+@pytest.mark.parametrize("mode", ["exact", "steady"])
+def test_a_ring_of_k8_sockets_deadlocks_and_says_where(mode):
+    with pytest.raises(DeadlockError) as exc:
+        simulate(RING, READERS, size_bytes=1 << 16, mode=mode, baseline=False)
+    message, d = str(exc.value), exc.value.diagnosis
+    assert message.startswith("deadlock: no transaction completed in 1 ms") and "\n" not in message
+    assert sorted(d["cycle"]) == sorted(f"link {i}->{(i + 1) % 8} probe cmd" for i in range(8)) or \
+        sorted(d["cycle"]) == sorted(f"link {(i + 1) % 8}->{i} probe cmd" for i in range(8))
+    assert d["outstanding"] > 0 and d["stalled_ns"] >= STALL_NS and set(d["cycle"]) <= set(d["full"])
+    assert pickle.loads(pickle.dumps(exc.value)).diagnosis == d     # as it comes back from a worker
+
+
+def test_the_command_line_gives_one_line_and_the_json_the_diagnosis(tmp_path, capsys):
+    board = tmp_path / "ring8.yaml"
+    board.write_text(ring_text(8))
+    assert main(["run", str(board), *READERS, "--size", "64KiB", "--json"]) == 2
+    out, err = capsys.readouterr()
+    assert len(err.strip().splitlines()) == 1 and err.startswith("deadlock: ")
+    doc = json.loads(out)
+    assert doc["error"] == "deadlock" and len(doc["cycle"]) == 8 and doc["message"] == err.strip()
+
+
+def test_a_ring_of_six_does_not_deadlock():
+    ring6 = parse_topology(ring_text(6), "ring6.yaml")
+    result = simulate(ring6, [f"{s}.0.r.{s}" for s in range(6)], size_bytes=1 << 16, mode="exact", baseline=False)
+    assert result.makespan_ns > 0
+
+
+def test_a_slow_thread_is_not_a_deadlock():
+    """A thread paced far below its memory's speed spends milliseconds between completions: not a stall."""
+    result = simulate(load_topology("dual"), ["0.0.r.1@0.005GB/s"], size_bytes=1 << 15, mode="exact", baseline=False)
+    assert result.makespan_ns > 3 * STALL_NS
