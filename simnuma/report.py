@@ -69,4 +69,5 @@ def render_result(data: dict, queues: int = 6) -> str:
     if data["mode"] == "steady":
         out.append(f"simulated {fmt_ns(data['simulated_ns'])} ({data['transactions_simulated']} transactions), "
                    f"extrapolated {fmt_ns(data['extrapolated_ns'])}")
+    out += [f"warning: {w}" for w in data.get("warnings") or ()]
     return "\n".join(out)

@@ -150,13 +150,22 @@ class Thread:
     def free_slot(self) -> None:
         self.outstanding -= 1
         if self.to_issue is not None and self.issued >= self.to_issue:
-            if self.outstanding == 0 and self.finish_ns is None:
-                self.finish_ns = self.env.now_ns
-                if self.on_finish is not None:
-                    self.on_finish(self)
+            self._finish_if_idle()
             return
         self._issue()
 
+    def _finish_if_idle(self) -> None:
+        if self.outstanding == 0 and self.finish_ns is None:
+            self.finish_ns = self.env.now_ns
+            if self.on_finish is not None:
+                self.on_finish(self)
+
     def limit(self, lines_left: int) -> None:
-        """Steady mode: the thread has ``lines_left`` transactions left to issue from now."""
+        """Steady mode: the thread has ``lines_left`` transactions left to issue from now.
+
+        With none left and none in flight (a paced thread between two lines) it
+        is done now: no completion is coming that would end it later.
+        """
         self.to_issue = self.issued + max(0, lines_left)
+        if self.issued >= self.to_issue:
+            self._finish_if_idle()

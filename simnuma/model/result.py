@@ -163,6 +163,7 @@ class Result:
     memory: tuple[MemoryResult, ...]
     queues: tuple[QueueResult, ...]
     bottleneck: Bottleneck | None
+    warnings: tuple[str, ...]
 
     _FIELDS = ("version", "topology", "mode", "seed", "size_bytes", "makespan_ns", "makespan_percent", "baseline_ns",
                "simulated_ns", "extrapolated_ns", "transactions_simulated")
@@ -173,6 +174,7 @@ class Result:
         put(self, "wall_seconds", wall_seconds)   # host time the run took; not part of the result
         for name in self._FIELDS:
             put(self, name, data.get(name))
+        put(self, "warnings", tuple(data.get("warnings") or ()))
         put(self, "parameters", data.get("parameters"))
         put(self, "threads", tuple(_thread(t) for t in data.get("threads", ())))
         put(self, "links", tuple(_section(LinkResult, x) for x in data.get("links", ())))
@@ -320,6 +322,7 @@ def build_result(system, mode: str, seed: int, size_bytes: int, baseline_ns, wal
         "simulated_ns": simulated_ns,
         "extrapolated_ns": system.offset_ns,
         "transactions_simulated": system.coherence.completed,
+        "warnings": list(system.warnings),
         "parameters": system.topology.to_dict(),
     }
     return Result(data, wall_s)

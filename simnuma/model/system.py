@@ -96,6 +96,7 @@ class System:
         self.foreground = [self._thread(s, lines, True, f"f{k}") for k, s in enumerate(workload.threads)]
         self.background = [self._thread(s, None, False, f"b{k}") for k, s in enumerate(workload.background)]
         self.offset_ns = 0.0          # time extrapolated (steady mode), added to simulated time
+        self.warnings: list[str] = []   # what a reader of the result must know (a phase that did not converge)
         self.finish_total_ns: dict[Thread, float] = {}
         self.all_done = env.event()
         pools = []
@@ -403,7 +404,13 @@ def _run_phase(system: System, active: tuple, extra: _Extrapolated) -> bool:
         if converged and n >= per_period * _fewest_periods(system, batches, per_period):
             break      # ... and holds enough of them to have the array's statistics
         if n >= STEADY_MAX_BATCHES:
-            break      # the budget is spent: the interval is wider than the target
+            if not converged:   # the budget is spent: the interval is wider than the target, and the result says so
+                system.warnings.append(
+                    f"steady mode: the phase of {', '.join(t.label for t in active)} from"
+                    f" {(t0 + system.offset_ns) / 1e3:.1f} us did not converge in {STEADY_MAX_BATCHES} batches; its"
+                    f" throughput's 95% interval is wider than the {100 * STEADY_HALF_WIDTH:g}% target (--exact"
+                    " simulates every line)")
+            break
     window_ns = env.now - t0
     rates = {t: sum(u.completed - start_done[u] for u in g) / len(g) / window_ns for g in groups for t in g}
     left = {t: t.to_issue - t.completed for t in active}
