@@ -6,6 +6,7 @@ import sys
 
 from ..errors import TopologyError
 from ..topology import format_link_bandwidth, load_topology
+from ..topology.channels import cycle_warning
 from ..units import format_time
 
 
@@ -133,6 +134,9 @@ def cmd_check(args) -> int:
                 print(problem, file=sys.stderr)
             continue
         print(f"{path}: ok ({topo.name}: {len(topo.nodes)} nodes, {len(topo.links)} links)")
+        warning = cycle_warning(topo)
+        if warning:
+            print(f"{path}: {warning}")
     return 2 if failed else 0
 
 

@@ -58,3 +58,23 @@ def test_a_slow_thread_is_not_a_deadlock():
     """A thread paced far below its memory's speed spends milliseconds between completions: not a stall."""
     result = simulate(load_topology("dual"), ["0.0.r.1@0.005GB/s"], size_bytes=1 << 15, mode="exact", baseline=False)
     assert result.makespan_ns > 3 * STALL_NS
+
+
+# ---------------------------------------------------------------- the board language warns beforehand
+
+def test_topo_check_warns_about_routes_that_admit_a_cyclic_wait(tmp_path, capsys):
+    from simnuma.topology.channels import dependency_cycle
+
+    assert sorted(dependency_cycle(RING)) in (sorted((i, (i + 1) % 8) for i in range(8)),
+                                              sorted(((i + 1) % 8, i) for i in range(8)))
+    for name in ("quartet", "x6440", "dual", "ladder8", "quartet-full"):
+        assert dependency_cycle(load_topology(name)) == (), name
+    assert len(dependency_cycle(load_topology("twisted-ladder8"))) == 8
+    board = tmp_path / "ring8.yaml"
+    board.write_text(ring_text(8))
+    assert main(["topo", "check", str(board)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].endswith("ok (ring8: 8 nodes, 8 links)")
+    assert out[1].startswith(f"{board}: warning: the routes admit a cyclic wait among link buffers")
+    assert main(["topo", "check", "quartet"]) == 0
+    assert "warning" not in capsys.readouterr().out
