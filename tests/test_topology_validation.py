@@ -138,7 +138,7 @@ def test_a_route_that_visits_a_node_twice():
 def test_unknown_coherence_and_routing_modes():
     problems = problems_in(GOOD.replace("coherence: broadcast", "coherence: directory")
                            .replace("routing: shortest", "routing: adaptive"))
-    assert [p.message for p in problems] == ["expected 'shortest' or 'table', got 'adaptive'",
+    assert [p.message for p in problems] == ["expected 'shortest' or 'table' or 'updown', got 'adaptive'",
                                              "expected 'broadcast' or 'probe_filter', got 'directory'"]
 
 

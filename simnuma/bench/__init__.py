@@ -4,8 +4,9 @@
 - :mod:`.host` reads the machine's nodes, CPUs, memory and caches from sysfs
   and places thread specs on it;
 - :mod:`.run` runs the benchmark (:func:`run_bench`);
-- :mod:`.suite` plans and runs the standard cases for a host (:func:`run_suite`),
-  :mod:`.estimate` says beforehand how long that takes;
+- :mod:`.plan` plans the standard cases for a host (:func:`suite_plan`), :mod:`.suite`
+  runs them in rounds (:func:`run_suite`), :mod:`.merge` merges each case's rounds into one
+  report, :mod:`.estimate` says beforehand how long that takes;
 - :mod:`.curves` turns a suite's loaded-latency cases into bandwidth-latency
   curves (:func:`curves_from_suite`);
 - :mod:`.skeleton` writes a board description of the host;

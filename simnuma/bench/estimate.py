@@ -125,7 +125,7 @@ def _pass_seconds(spec, probe: Probe) -> float:
 
 
 def case_seconds(case, probe: Probe, reps: int) -> float:
-    """Estimated seconds of one run of ``case`` (a suite Case) with ``reps`` repetitions."""
+    """Estimated seconds of one run of ``case`` (a :class:`~simnuma.bench.plan.PlannedCase`) with ``reps`` repetitions."""
     foreground = [parse_spec(s) for s in case.threads]
     background = [parse_spec(s) for s in case.background]
     setups = sorted((probe.cost(s.op).setup_seconds for s in foreground + background), reverse=True)

@@ -7,7 +7,9 @@ measurements identify it (``docs/calibration.md``).
 
 * :mod:`.parameters`: the free parameters (what, bounds, which memory models have them) and the fit's settings;
 * :mod:`.cases`: the simulated cases behind the measurements, and their predicted values;
-* :mod:`.search`: evaluating residuals on a process pool, and the search over continuous and integer values;
+* :mod:`.search`: evaluating residuals through :class:`simnuma.runner.Runner` (its process pool and result
+  cache), and the search over continuous and integer values;
+* :mod:`.rows`: a measurement beside the model's value (:class:`FitRow` and the validation's rows share it);
 * :mod:`.results`: what a calibration returns (:class:`Calibration`) and its tables;
 * :mod:`.verdicts`: intervals, correlations and whether each parameter is identified;
 * :mod:`.fit`: :func:`calibrate` and :func:`predict`, the cases they choose;

@@ -1,5 +1,5 @@
-"""The fit's search: residuals evaluated on a process pool with a cache, the continuous fit, and
-the search over integers (windows, the DRAM queue)."""
+"""The fit's search: residuals evaluated through :class:`simnuma.runner.Runner` (its process pool and
+result cache), the continuous fit, and the search over integers (windows, the DRAM queue)."""
 from __future__ import annotations
 
 import itertools

@@ -3,8 +3,9 @@
 Sizes follow HyperTransport: requests and probes 8 bytes, probe responses and
 source-done 4 bytes, a read response 4 bytes plus a 64-byte line, a victim
 write 8 bytes plus the line, and a NOP credit-return info packet 4 bytes.
-Abstracted away: CRC windows, addresses, unit ids, and the control/data
-interleaving inside a link (a packet is serialised as one block).
+Abstracted away: CRC windows, addresses and unit ids.  A packet with data is
+serialised as one block, into which the link inserts command packets
+(:mod:`simnuma.model.link`).
 """
 from __future__ import annotations
 

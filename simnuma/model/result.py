@@ -84,7 +84,7 @@ class MemoryResult(_Section):
 
     ``model`` is ``dram``, ``fifo`` or ``curve``; the fields a model does not
     report are None (the DRAM's row hits, empties, conflicts, bus turnarounds
-    and refreshes; the FIFO's sustained bandwidth).
+    and refreshes; the sustained bandwidth of a FIFO or curve memory).
     """
 
     node: int

@@ -19,7 +19,7 @@ from .memparams import DramParams
 
 VCS = ("request", "posted", "response", "probe")
 COHERENCE_MODES = ("broadcast", "probe_filter")
-ROUTING_MODES = ("shortest", "table")
+ROUTING_MODES = ("shortest", "table", "updown")
 _ROUTE_KEY = re.compile(r"^\s*(-?\d+)\s*->\s*(-?\d+)\s*$")
 _LINK_KEY = re.compile(r"^\s*(\d+)\s*-\s*(\d+)\s*$")
 
@@ -310,7 +310,7 @@ class Topology:
             keep = new_routes
         else:
             graph = nx.relabel_nodes(self._graph, m)
-            keep = {pair: r for pair, r in new_routes.items() if r != shortest_route(graph, *pair)}
+            keep = {pair: r for pair, r in new_routes.items() if r != default_route(self.routing, graph, *pair)}
         doc.pop("routes", None)
         if keep:
             doc["routes"] = {f"{a}->{b}": list(r) for (a, b), r in sorted(keep.items())}
@@ -366,3 +366,49 @@ def shortest_route(g: nx.Graph, a: int, b: int) -> tuple:
         here = min(n for n in g.neighbors(here) if dist.get(n, -1) == dist[here] - 1)
         path.append(here)
     return tuple(path)
+
+
+def updown_route(g: nx.Graph, a: int, b: int) -> tuple:
+    """The lexicographically smallest of the shortest up*/down* paths from a to b.
+
+    Up*/down* routing (Schroeder et al., Autonet, 1991): the nodes are ranked by
+    their distance from the lowest-numbered node (then by id); a hop towards a
+    lower rank goes up, any other down, and a route never goes up after it has
+    gone down.  Such routes cannot form a cycle of link directions each waiting
+    on the next, on any connected board, at the price of some longer routes.
+    """
+    root = min(g.nodes)
+    level = nx.single_source_shortest_path_length(g, root)
+
+    def up(u, v) -> bool:
+        return (level[v], v) < (level[u], u)
+
+    # distance to b from every state (node, gone down yet), by a search backwards from b
+    dist = {(b, False): 0, (b, True): 0}
+    frontier = [(b, False), (b, True)]
+    while frontier:
+        reached = []
+        for v, down in frontier:
+            for u in g.neighbors(v):
+                if up(u, v):     # an up hop leaves and keeps the up phase
+                    before = [] if down else [(u, False)]
+                else:            # a down hop, from either phase, ends in the down phase
+                    before = [(u, False), (u, True)] if down else []
+                for state in before:
+                    if state not in dist:
+                        dist[state] = dist[(v, down)] + 1
+                        reached.append(state)
+        frontier = reached
+    path, state = [a], (a, False)
+    while state[0] != b:
+        u, down = state
+        steps = [(v, down or not up(u, v)) for v in g.neighbors(u) if not (down and up(u, v))]
+        state = min((s for s in steps if dist.get(s) == dist[state] - 1), key=lambda s: (s[0], s[1]))
+        path.append(state[0])
+    return tuple(path)
+
+
+def default_route(routing: str, g: nx.Graph, a: int, b: int) -> tuple:
+    """The route the ``routing`` mode gives a pair the file does not route itself."""
+    return updown_route(g, a, b) if routing == "updown" else shortest_route(g, a, b)
+

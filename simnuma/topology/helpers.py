@@ -1,5 +1,5 @@
 """Small pieces the board modules share: node ids in messages, node and link parameters from resolved
-fields (by the parameter table, :mod:`simnuma.topology.params`), routes, link bandwidth text."""
+fields (by the parameter table, :mod:`simnuma.topology.params`), link bandwidth text."""
 from __future__ import annotations
 
 from typing import Any

@@ -15,7 +15,7 @@ from .schema import (
     NODE_SCHEMA,
     TOP_KEYS,
 )
-from .board import _ROUTE_KEY, COHERENCE_MODES, ROUTING_MODES, Topology, _graph, shortest_route
+from .board import _ROUTE_KEY, COHERENCE_MODES, ROUTING_MODES, Topology, _graph, default_route
 from .checker import _Checker
 from .helpers import (
     _AnyNode,
@@ -338,7 +338,7 @@ class _Validator(_Checker):
                 elif mode == "table":
                     missing.append(f"{a}->{b}")
                 else:
-                    routes[(a, b)] = shortest_route(graph, a, b)
+                    routes[(a, b)] = default_route(mode, graph, a, b)
         if missing:
             shown = ", ".join(missing[:8]) + (f" and {len(missing) - 8} more" if len(missing) > 8 else "")
             self.err(("routes",), f"routing 'table' needs a route for every ordered pair; missing: {shown}")

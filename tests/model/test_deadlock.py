@@ -5,6 +5,8 @@ import json
 import pickle
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from simnuma import load_topology, parse_topology, simulate
 from simnuma.cli import main
@@ -78,3 +80,54 @@ def test_topo_check_warns_about_routes_that_admit_a_cyclic_wait(tmp_path, capsys
     assert out[1].startswith(f"{board}: warning: the routes admit a cyclic wait among link buffers")
     assert main(["topo", "check", "quartet"]) == 0
     assert "warning" not in capsys.readouterr().out
+
+
+def test_updown_routes_remove_the_cycle_and_the_deadlock():
+    from simnuma.topology.channels import dependency_cycle
+
+    ring = RING.with_parameters({"routing": "updown"})
+    assert ring.routing == "updown" and dependency_cycle(ring) == ()
+    assert ring.route(3, 5) == (3, 2, 1, 0, 7, 6, 5)        # never up after down: around, not across node 4
+    assert max(ring.hops(a, b) for a in ring.node_ids for b in ring.node_ids) == 6
+    result = simulate(ring, READERS, size_bytes=1 << 16, mode="exact", baseline=False)
+    assert result.makespan_ns > 0
+    for name in ("quartet", "x6440", "ladder8"):     # where shortest routes are already acyclic, some stay
+        board = load_topology(name)
+        assert dependency_cycle(board.with_parameters({"routing": "updown"})) == ()
+    twisted = load_topology("twisted-ladder8").with_parameters({"routing": "updown"})
+    assert dependency_cycle(twisted) == ()
+
+
+def test_updown_routes_survive_relabelling():
+    ring = RING.with_parameters({"routing": "updown"})
+    mapping = {i: (i + 3) % 8 for i in range(8)}
+    moved = ring.relabel(mapping)
+    for (a, b), route in ring.routes.items():
+        assert moved.route(mapping[a], mapping[b]) == tuple(mapping[n] for n in route)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 10).flatmap(lambda n: st.tuples(
+    st.just(n), st.lists(st.integers(0, 10_000), min_size=n - 1, max_size=n - 1),
+    st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=2 * n))))
+def test_updown_routes_never_admit_a_cyclic_wait(board):
+    """On any connected wiring (a random tree plus random extra links), up*/down* routes have no cycle."""
+    import networkx as nx
+
+    from simnuma.topology.board import updown_route
+
+    n, parents, extra = board
+    g = nx.Graph()
+    g.add_nodes_from(range(n))
+    g.add_edges_from((i, parents[i - 1] % i) for i in range(1, n))
+    g.add_edges_from((a, b) for a, b in extra if a != b)
+    dependencies = nx.DiGraph()
+    for a in range(n):
+        for b in range(n):
+            if a == b:
+                continue
+            route = updown_route(g, a, b)
+            assert route[0] == a and route[-1] == b and len(set(route)) == len(route)
+            assert all(g.has_edge(x, y) for x, y in zip(route, route[1:]))
+            dependencies.add_edges_from(((x, y), (y, z)) for x, y, z in zip(route, route[1:], route[2:]))
+    assert nx.is_directed_acyclic_graph(dependencies)
