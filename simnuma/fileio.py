@@ -24,7 +24,45 @@ from pathlib import Path
 from .errors import SimnumaError
 
 __all__ = ["write_atomic", "write_json", "progress", "check_output_file", "check_output_folder", "OutputFolder",
-           "STAGING_PREFIX"]
+           "STAGING_PREFIX", "read_input", "UnreadableInput", "MAX_INPUT_BYTES"]
+
+MAX_INPUT_BYTES = 16 * 2**20   # a board or a study is a few kB, a benchmark report tens of kB
+
+
+class UnreadableInput(Exception):
+    """An input file that cannot be read as text; ``str()`` says why in a few words."""
+
+
+def read_input(path) -> str:
+    """The text of an input file (a board, study, measurement file or benchmark report).
+
+    Refused before anything is read: what is not a regular file (a FIFO would
+    block, a device would never end) and a file over :data:`MAX_INPUT_BYTES`.
+    Then the bytes must be UTF-8 text without NUL bytes.  Raises
+    :class:`UnreadableInput` with the reason.
+    """
+    path = Path(path)
+    try:
+        info = path.stat()
+    except OSError as exc:
+        raise UnreadableInput(exc.strerror or str(exc)) from None
+    if not stat.S_ISREG(info.st_mode):
+        what = "a folder" if stat.S_ISDIR(info.st_mode) else "a device, FIFO or socket"
+        raise UnreadableInput(f"is {what}, not a file")
+    if info.st_size > MAX_INPUT_BYTES:
+        raise UnreadableInput(f"is {info.st_size / 2**20:.0f} MiB; an input file is at most"
+                              f" {MAX_INPUT_BYTES // 2**20} MiB (a board or a study is a few kB)")
+    try:
+        data = path.read_bytes()[:MAX_INPUT_BYTES + 1]
+    except OSError as exc:
+        raise UnreadableInput(exc.strerror or str(exc)) from None
+    nul = data.find(b"\0")
+    if nul >= 0:
+        raise UnreadableInput(f"not a text file (a NUL byte at byte {nul})")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UnreadableInput(f"not UTF-8 text (byte {exc.start})") from None
 
 STAGING_PREFIX = ".simnuma-staging-"   # a run's files before they move into its output folder
 

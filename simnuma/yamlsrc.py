@@ -6,11 +6,16 @@ and list indices) to the line it was written on.  Problems that plain PyYAML
 either hides or turns into exceptions become :class:`~simnuma.errors.Problem`
 entries instead: syntax errors, duplicate mapping keys (which PyYAML silently
 merges), non-scalar keys, recursive aliases and alias expansions too large to
-be a board description.  Merge keys (``<<: *anchor``) are supported: explicit
-keys win over merged ones, and earlier merged mappings over later ones.
+be a board description, and nesting deeper than :data:`MAX_DEPTH` (found by
+scanning, before PyYAML's recursive composer could overflow the stack).  Merge
+keys (``<<: *anchor``) are supported: explicit keys win over merged ones, and
+earlier merged mappings over later ones.  Numbers are read as YAML 1.2 reads
+them in one respect that matters here: ``1:30`` is text, not YAML 1.1's
+sexagesimal 90.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import yaml
@@ -22,6 +27,27 @@ __all__ = ["Source", "load_yaml", "source_from_data", "path_text", "MAX_NODES"]
 KeyPath = tuple
 MERGE_TAG = "tag:yaml.org,2002:merge"
 MAX_NODES = 200_000  # YAML nodes after alias expansion; a board has a few hundred
+MAX_DEPTH = 64       # nested collections; a board is a few levels deep
+
+# YAML 1.1's base-60 numbers (1:30 is 90), which YAML 1.2 dropped: such a scalar stays text
+_SEXAGESIMAL = r"[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?"
+
+
+def _without_sexagesimal(loader):
+    """A subclass of ``loader`` whose int and float resolvers do not match base-60 numbers."""
+    resolvers = {}
+    for first, entries in loader.yaml_implicit_resolvers.items():
+        kept = []
+        for tag, regexp in entries:
+            if tag in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float"):
+                regexp = re.compile(r"^(?!" + _SEXAGESIMAL + r"$)" + regexp.pattern.lstrip("^"), regexp.flags)
+            kept.append((tag, regexp))
+        resolvers[first] = kept
+    return type(f"{loader.__name__}12", (loader,), {"yaml_implicit_resolvers": resolvers})
+
+
+_LOADER = _without_sexagesimal(yaml.SafeLoader)
+_FAST_LOADER = _without_sexagesimal(yaml.CSafeLoader) if hasattr(yaml, "CSafeLoader") else None
 
 
 def path_text(path: KeyPath) -> str:
@@ -152,6 +178,10 @@ class _Reader:
 def load_yaml(text: str, file: str = "<string>") -> Source:
     """Parse ``text``; syntax errors and the problems above become ``Source.problems``."""
     try:
+        too_deep = _too_deep(text)
+        if too_deep is not None:
+            return Source(file, None, {}, [Problem(file, too_deep, "", f"nested more than {MAX_DEPTH} levels deep"
+                                                                       " (a board or a study is a few levels deep)")])
         node = _compose(text)
     except yaml.MarkedYAMLError as exc:
         return Source(file, None, {}, [_syntax_problem(file, exc)])
@@ -175,13 +205,30 @@ def _compose(text: str):
 
     Errors always come from PyYAML's parser, so the messages are the same everywhere.
     """
-    fast = getattr(yaml, "CSafeLoader", None)
-    if fast is not None:
+    if _FAST_LOADER is not None:
         try:
-            return yaml.compose(text, Loader=fast)
+            return yaml.compose(text, Loader=_FAST_LOADER)
         except yaml.YAMLError:
             pass
-    return yaml.compose(text, Loader=yaml.SafeLoader)
+    return yaml.compose(text, Loader=_LOADER)
+
+
+_OPEN = (yaml.BlockMappingStartToken, yaml.BlockSequenceStartToken, yaml.FlowMappingStartToken,
+         yaml.FlowSequenceStartToken)
+_CLOSE = (yaml.BlockEndToken, yaml.FlowMappingEndToken, yaml.FlowSequenceEndToken)
+
+
+def _too_deep(text: str) -> int | None:
+    """The line where collections nest deeper than MAX_DEPTH, or None (the scanner keeps no stack of frames)."""
+    depth = 0
+    for token in yaml.scan(text, Loader=_FAST_LOADER or _LOADER):
+        if isinstance(token, _OPEN):
+            depth += 1
+            if depth > MAX_DEPTH:
+                return token.start_mark.line + 1
+        elif isinstance(token, _CLOSE):
+            depth -= 1
+    return None
 
 
 def _syntax_problem(file: str, exc: yaml.MarkedYAMLError) -> Problem:

@@ -151,3 +151,44 @@ def test_sigterm_stops_the_run_its_workers_and_leaves_the_folder_as_it_was(tmp_p
         except ProcessLookupError:
             pass
     assert not alive, f"workers {alive} outlived the run"
+
+
+# ---------------------------------------------------------------- input files
+
+@pytest.mark.parametrize("make,message", [
+    (lambda p: os.mkfifo(p), "a device, FIFO or socket"),          # opening it would block
+    (lambda p: os.truncate(p.write_text("") or p, 64 * 2**20), "at most 16 MiB"),
+    (lambda p: p.write_bytes(b"name: x\x00\n"), "NUL byte"),
+    (lambda p: p.write_bytes(b"name: \xff\n"), "not UTF-8 text"),
+])
+@pytest.mark.parametrize("command", [["topo", "check", "FILE"], ["reproduce", "FILE.yaml", "-o", "OUT"],
+                                     ["validate", "quartet", "FILE", "-o", "OUT"]])
+def test_an_input_that_is_not_a_small_text_file_is_one_line(tmp_path, capsys, make, message, command):
+    path = tmp_path / "input.yaml"
+    make(path)
+    argv = [str(path) if a in ("FILE", "FILE.yaml") else str(tmp_path / "out") if a == "OUT" else a for a in command]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0] and str(path) in err[0], err
+
+
+def test_a_device_as_board_is_refused(capsys):
+    assert main(["run", "/dev/zero", "0.0.r.0"]) == 2
+    assert "device, FIFO or socket" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text", ["a: " + "[" * 30_000, "a: " + "[" * 5000 + "]" * 5000,
+                                  "".join("  " * i + "k:\n" for i in range(200))])
+def test_deep_nesting_is_one_problem_not_a_crash(tmp_path, capsys, text):
+    board = tmp_path / "deep.yaml"
+    board.write_text(text)
+    assert main(["topo", "check", str(board)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "nested more than 64 levels deep" in err[0], err
+
+
+def test_yaml_1_1_base_60_numbers_are_text():
+    from simnuma.yamlsrc import load_yaml
+
+    assert load_yaml("cores: 1:30\nlatency: 1:30.5\nports: 12\nx: 1.5e+3\n").data == {
+        "cores": "1:30", "latency": "1:30.5", "ports": 12, "x": 1500.0}

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CalibrationError
+from ..fileio import UnreadableInput, read_input
 from ..case import Case, parse_case  # noqa: F401 - a measurement's case is the one Case
 
 REFERENCE_FORMAT = "simnuma-reference/1"
@@ -170,11 +171,11 @@ class MeasurementSet:
 
 def _read_text(path: Path, shown: str) -> str:
     try:
-        return path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise CalibrationError(f"{shown}: cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise CalibrationError(f"{shown}: not UTF-8 text (byte {exc.start})") from None
+        return read_input(path)
+    except UnreadableInput as exc:
+        reason = str(exc)
+        raise CalibrationError(f"{shown}: {reason}" if reason.startswith("not ") else
+                               f"{shown}: cannot read: {reason}") from None
 
 
 def _parse_json(content: str, shown: str):

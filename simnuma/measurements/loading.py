@@ -44,7 +44,7 @@ def load_source(source) -> MeasurementSet:
     path = Path(text)
     if path.is_dir():
         return _load_suite_dir(path)
-    if path.is_file():
+    if path.exists():     # a file, or something that is not one: reading it says which
         return _load_file(path, text)
     bundled = resolve_reference(text)
     if bundled is not None:

@@ -13,6 +13,7 @@ from ..errors import SimnumaError, SpecError, StudyError, closest
 from ..topology import load_topology
 from ..units import UnitError, parse_size_bytes
 from ..workload import MODEL_OPS, Workload
+from ..fileio import UnreadableInput, read_input
 from ..yamlsrc import load_yaml
 from .claims import CLAIM_KINDS, _ClaimContext
 from .notation import (
@@ -40,11 +41,11 @@ def _study_text(name_or_path: str) -> tuple:
     path = Path(text)
     if path.suffix in (".yaml", ".yml") or "/" in text or path.is_file():
         try:
-            return path.read_text(encoding="utf-8"), text, path.resolve().parent
-        except OSError as exc:
-            raise StudyError(f"{text}: cannot read study file: {exc.strerror or exc}") from None
-        except UnicodeDecodeError as exc:
-            raise StudyError(f"{text}: not UTF-8 text (byte {exc.start})") from None
+            return read_input(path), text, path.resolve().parent
+        except UnreadableInput as exc:
+            reason = str(exc)
+            raise StudyError(f"{text}: {reason}" if reason.startswith("not ") else
+                             f"{text}: cannot read study file: {reason}") from None
     names = bundled_studies()
     if text in names:
         found = bundled.read("studies", text)

@@ -5,6 +5,7 @@ from pathlib import Path
 
 from .. import bundled
 from ..errors import Problem, TopologyError
+from ..fileio import UnreadableInput, read_input
 from ..yamlsrc import Source, load_yaml, source_from_data
 from .board import Topology
 from .validator import _Validator
@@ -45,12 +46,11 @@ def load_topology(name_or_path) -> Topology:
 
 def _read_board_file(path: str) -> str:
     try:
-        return Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        reason = exc.strerror or str(exc)
-        raise TopologyError([Problem(path, None, "", f"cannot read board file: {reason}")]) from None
-    except UnicodeDecodeError as exc:
-        raise TopologyError([Problem(path, None, "", f"not UTF-8 text (byte {exc.start})")]) from None
+        return read_input(path)
+    except UnreadableInput as exc:
+        reason = str(exc)
+        message = reason if reason.startswith("not ") else f"cannot read board file: {reason}"
+        raise TopologyError([Problem(path, None, "", message)]) from None
 
 
 def parse_topology(text: str, file: str = "<string>") -> Topology:
