@@ -192,3 +192,28 @@ def test_yaml_1_1_base_60_numbers_are_text():
 
     assert load_yaml("cores: 1:30\nlatency: 1:30.5\nports: 12\nx: 1.5e+3\n").data == {
         "cores": "1:30", "latency": "1:30.5", "ports": 12, "x": 1500.0}
+
+
+def test_a_bench_suite_keeps_the_cases_that_ran_when_some_failed(tmp_path, monkeypatch, capsys):
+    from simnuma.bench import cli as bench_cli
+    from simnuma.errors import BenchError
+
+    def suite_with_a_failure(out_dir, **kwargs):
+        (out_dir / "0.0.r.0.json").write_text("{}")
+        (out_dir / "suite.json").write_text("{}")
+        raise BenchError(f"1 of 2 suite cases failed (first: '0.0.w.0': it failed); see {out_dir / 'suite.json'}")
+
+    monkeypatch.setattr(bench_cli, "run_suite", suite_with_a_failure)
+    out = tmp_path / "suite"
+    assert main(["bench", "suite", "-o", str(out)]) == 2
+    assert sorted(p.name for p in out.iterdir()) == ["0.0.r.0.json", "suite.json"]
+    assert f"see {out / 'suite.json'}" in capsys.readouterr().err
+
+    def suite_that_stops(out_dir, **kwargs):
+        (out_dir / "0.0.r.0.json").write_text("{}")
+        raise BenchError("the probe that plans the suite failed")
+
+    monkeypatch.setattr(bench_cli, "run_suite", suite_that_stops)
+    again = tmp_path / "again"
+    assert main(["bench", "suite", "-o", str(again)]) == 2
+    assert list(again.iterdir()) == []

@@ -14,7 +14,7 @@ import sys
 
 from ..case import parse_case
 from ..errors import BenchError, SimnumaError, SpecError
-from ..fileio import check_output_file, write_atomic, write_json
+from ..fileio import OutputFolder, check_output_file, write_atomic, write_json
 from ..units import parse_bandwidth_GBps
 from ..workload import parse_spec
 from .build import build_binary, manual_build_command, planned_build
@@ -170,8 +170,18 @@ def _suite_curves(folder, host: Host) -> tuple:
 
 
 def cmd_suite(args) -> int:
-    index = run_suite(args.output, size_bytes=args.size, reps=args.reps, rounds=args.rounds, pages=args.pages,
-                      announce=lambda line: print(line, flush=True))
+    out = OutputFolder(args.output)          # checked now; written when every case has run, one suite at a time
+    failed = None
+    with out as staging:
+        try:
+            index = run_suite(staging, size_bytes=args.size, reps=args.reps, rounds=args.rounds, pages=args.pages,
+                              announce=lambda line: print(line, flush=True))
+        except BenchError as exc:
+            if not (staging / "suite.json").exists():
+                raise
+            failed = BenchError(str(exc).replace(str(staging), str(out.path)))   # the cases that ran are kept
+    if failed is not None:
+        raise failed
     estimate = index["estimate"]
     print(f"{len(index['cases'])} cases in {index['elapsed_seconds']:.1f} s"
           f" ({len(index['skipped'])} skipped; measuring took {format_duration(estimate['measured_seconds'])},"
