@@ -119,7 +119,8 @@ class OutputFolder:
     a hidden staging folder inside it to write into.  When the block ends
     without an error every staged file moves into ``path`` (each by a rename);
     otherwise, an interrupt included, the staging folder is removed and
-    ``path`` keeps exactly what it held before.  A run killed outright leaves
+    ``path`` keeps exactly what it held before (a folder the run created is
+    removed again).  A run killed outright leaves
     its staging folder behind: the next run into the folder removes it.  The
     lock is released by the system when a process ends, however it ends.
     """
@@ -128,9 +129,11 @@ class OutputFolder:
         self.path = check_output_folder(path)
         self.staging: Path | None = None
         self._lock: int | None = None
+        self._created = False
 
     def __enter__(self) -> Path:
         try:
+            self._created = not self.path.exists()
             self.path.mkdir(parents=True, exist_ok=True)
             self._lock = os.open(self.path, os.O_RDONLY)
         except OSError as exc:
@@ -155,6 +158,11 @@ class OutputFolder:
         finally:
             if staging is not None:
                 shutil.rmtree(staging, ignore_errors=True)
+            if exc_type is not None and self._created:
+                try:
+                    self.path.rmdir()     # a failed run leaves no new, empty folder behind
+                except OSError:
+                    pass
             self._unlock()
 
     def _unlock(self) -> None:

@@ -216,4 +216,4 @@ def test_a_bench_suite_keeps_the_cases_that_ran_when_some_failed(tmp_path, monke
     monkeypatch.setattr(bench_cli, "run_suite", suite_that_stops)
     again = tmp_path / "again"
     assert main(["bench", "suite", "-o", str(again)]) == 2
-    assert list(again.iterdir()) == []
+    assert not again.exists()      # the folder the failed run created is gone again
