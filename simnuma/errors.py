@@ -1,7 +1,9 @@
-"""The exceptions simnuma raises for mistakes a user can make.
+"""The exceptions simnuma raises for mistakes a user can make, and the wording of a "did you mean" hint.
 
-Every one of them renders as a single line; the command-line interface prints
-that line and exits with status 2.  Anything else escaping is a bug.
+Every one of them renders as a single line (a board's :class:`TopologyError`
+as one line per problem); the command-line interface prints it and exits with
+status 2.  Anything else escaping is a bug.  :func:`closest` and
+:func:`suggest` find the valid name nearest to a misspelt one.
 """
 from __future__ import annotations
 

@@ -132,14 +132,14 @@ def test_sigterm_stops_the_run_its_workers_and_leaves_the_folder_as_it_was(tmp_p
     proc = subprocess.Popen([sys.executable, "-m", "simnuma", "reproduce", str(study), "-o", str(out), "--jobs", "2",
                              "--exact"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     workers = []
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 120   # a loaded machine starts processes slowly
     while time.monotonic() < deadline and len(workers) < 2:   # the pool's workers are up: the run is under way
         time.sleep(0.2)
         children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
         workers = [int(pid) for pid in children.read_text().split()] if children.exists() else []
     assert workers, "the run never started its workers"
     proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=60)
+    _, err = proc.communicate(timeout=120)
     assert proc.returncode == 143 and "terminated" in err and "Traceback" not in err, err
     assert snapshot(out) == {"REPORT.md": b"the previous report"}
     time.sleep(0.5)

@@ -4,7 +4,8 @@ parameters of each node and link.
 Routing ``shortest`` takes, among the shortest paths from a to b, the one whose sequence of node
 ids is lexicographically smallest (so 0->3 on the Quartet square goes 0, 1, 3).  Entries under
 ``routes`` replace single pairs, as a BIOS programs its routing table; routing ``table``
-requires an entry for every ordered pair."""
+requires an entry for every ordered pair.  Routing ``updown`` takes the smallest of the shortest
+up*/down* paths instead (:func:`updown_route`), which cannot wait on each other in a cycle."""
 from __future__ import annotations
 
 import copy
@@ -289,8 +290,9 @@ class Topology:
     def relabel(self, mapping: dict) -> "Topology":
         """The same board with node ``i`` renamed ``mapping[i]``.
 
-        Every packet keeps its physical path: with ``shortest`` routing, pairs
-        whose tie-break would change under the new names get explicit routes.
+        Every packet keeps its physical path: with ``shortest`` or ``updown``
+        routing, pairs whose route would change under the new names get explicit
+        routes.
         """
         from .loading import topology_from_dict
 
