@@ -215,3 +215,16 @@ def test_a_file_that_is_not_text(tmp_path):
     path.write_bytes(b"name: \xff\xfe\n")
     with pytest.raises(TopologyError, match="not UTF-8 text"):
         load_topology(path)
+
+
+@pytest.mark.parametrize("old,new,path,message", [
+    ("    latency: 60 ns", "    latency: 60 s", "defaults.memory.latency", "'60 s' is implausible"),
+    ("  cores: 2", "  cores: 1000000000000", "defaults.cores", "at most 65536"),
+    ("  cores: 2", "  cores: 100000000000000000000000", "defaults.cores", "at most 65536"),
+    ("  cores: 2", "  cores: 1:30", "defaults.cores", "expected a positive whole number, got '1:30'"),
+    ("    bandwidth: 6.4 GB/s", "    bandwidth: 6.4 kB/s", "defaults.memory.bandwidth", "implausible"),
+])
+def test_implausible_values_and_yaml_1_1_numbers_are_refused(old, new, path, message):
+    assert old in GOOD
+    problems = problems_in(GOOD.replace(old, new, 1))
+    assert [(p.path, message in p.message) for p in problems] == [(path, True)], problems

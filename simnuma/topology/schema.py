@@ -53,6 +53,25 @@ _CHOICES = {"memory_model": (MEMORY_MODELS, "a memory model"), "scheduler": (SCH
             "page_policy": (PAGE_POLICIES, "a row-buffer policy")}
 
 
+# What a board value can plausibly be: far beyond these it is a slip of the unit (``2.709 s`` for
+# ns, ``1 kHz`` for GHz) or of the digits, and a run could not end (or allocate its buffers).
+MOST_COUNT = 65_536                       # cores, ports, buffers, queue entries, windows
+PLAUSIBLE = {                             # kind -> (lowest, highest, in internal units, what it is)
+    "time": (0.0, 1e6, "a board's latencies and holds are nanoseconds to microseconds"),
+    "frequency": (1e-3, 100.0, "a clock is between 1 MHz and 100 GHz"),
+    "bandwidth": (1e-3, 1e5, "a link or memory moves between 1 MB/s and 100 TB/s"),
+    "bandwidth_spec": (1e-3, 1e5, "a link moves between 1 MB/s and 100 TB/s"),
+}
+
+
+def _plausible(kind: str, quantity: float, value: object) -> float:
+    """``quantity``, or ValueError when it is far outside what the kind can plausibly be."""
+    bounds = PLAUSIBLE.get(kind)
+    if bounds is not None and not bounds[0] <= quantity <= bounds[1]:
+        raise ValueError(f"{value!r} is implausible: {bounds[2]} (a unit slip?)")
+    return quantity
+
+
 def check_value(kind: str, value: object):
     """Return the value in internal units, or raise ValueError with a message."""
     if kind in _CHOICES:
@@ -69,6 +88,8 @@ def check_value(kind: str, value: object):
             raise ValueError(f"expected a positive whole number, got {value!r}")
         if value <= 0:
             raise ValueError(f"must be positive, got {value}")
+        if value > MOST_COUNT:
+            raise ValueError(f"{value} is implausible: at most {MOST_COUNT} (cores, ports, buffers, queue entries)")
         return value
     if kind == "fraction":
         if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -90,4 +111,4 @@ def check_value(kind: str, value: object):
         raise ValueError(str(exc)) from None
     if quantity <= 0:
         raise ValueError(f"must be positive, got {value!r}")
-    return quantity
+    return _plausible(kind, quantity, value)
