@@ -16,6 +16,7 @@ from .units import UnitError, format_bandwidth, parse_quantity
 __all__ = ["ThreadSpec", "parse_spec", "parse_specs", "Workload", "OPS", "MODEL_OPS"]
 
 OPS = ("r", "w", "t", "l")
+SLOWEST_RATE_GBps = 1e-3   # 1 MB/s: a paced thread's warm-up alone is then 13 ms of simulated time
 MODEL_OPS = ("r", "w", "t", "l")
 _SPEC = re.compile(r"^(\d+)\.(\d+)\.([a-z]+)\.(\d+)(?:@(.+))?$")
 
@@ -63,6 +64,9 @@ def parse_spec(text: str, ops=OPS) -> ThreadSpec:
             raise SpecError(f"{raw!r}: malformed rate: {exc}") from None
         if rate_GBps <= 0:
             raise SpecError(f"{raw!r}: the rate must be positive")
+        if rate_GBps < SLOWEST_RATE_GBps:
+            raise SpecError(f"{raw!r}: the slowest rate is 1 MB/s (a slower thread would take hours of simulated"
+                            " events to measure)")
     return ThreadSpec(int(node), int(core), op, int(mem), rate_GBps)
 
 

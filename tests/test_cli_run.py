@@ -52,3 +52,19 @@ def test_bad_input_is_one_line_and_exit_2(capsys, argv, message):
     assert len(err) == 1
     assert message in err[0]
     assert "Traceback" not in err[0]
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["run", "quartet", "0.0.r.0@0.000001GB/s"], "the slowest rate is 1 MB/s"),
+    (["run", "quartet", "0.0.r.0", "--size", "1e30B", "--exact"], "exact mode simulates every line"),
+    (["run", "quartet", "0.0.r.0", "--size", "5GiB", "--exact"], "more than the 4 GiB"),
+])
+def test_runs_that_could_not_end_are_refused_at_once(capsys, argv, message):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0], err
+
+
+def test_steady_mode_extrapolates_any_size():
+    result = main(["run", "quartet", "0.0.r.0", "--size", "1TiB"])
+    assert result == 0

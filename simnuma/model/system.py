@@ -37,13 +37,14 @@ from .stats import BufferSampler, counter_snapshot
 from .symmetry import exchangeable_groups
 from .xbar import XBar
 from ..case import baseline_case
-from ..units import LINE_BYTES
+from ..units import LINE_BYTES, format_size
 
 __all__ = ["System", "simulate", "DEFAULT_SIZE_BYTES", "MODES"]
 
 DEFAULT_SIZE_BYTES = 64 * 2**20
 BACKGROUND_ARRAY_BYTES = 64 * 2**20   # a background thread walks a 64 MB array round and round (app note 40555)
 MODES = ("steady", "exact")
+MOST_EXACT_BYTES = 4 * 2**30   # 64 M lines a thread: hours at exact mode's speed
 SAMPLE_INTERVAL_NS = 400.0
 
 
@@ -448,6 +449,10 @@ def simulate(topology, threads, background=(), size_bytes: int = DEFAULT_SIZE_BY
         raise SpecError(f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
     if size_bytes < LINE_BYTES:
         raise SpecError(f"array size must be at least {LINE_BYTES} B, got {size_bytes}")
+    if mode == "exact" and size_bytes > MOST_EXACT_BYTES:
+        raise SpecError(f"exact mode simulates every line: {format_size(size_bytes)} per thread is more than the"
+                        f" {MOST_EXACT_BYTES // 2**30} GiB a run can do in hours; use steady mode (the default),"
+                        " which extrapolates any size, or a smaller size")
     workload = Workload.build(threads, background, ops=MODEL_OPS)
     workload.check(topology)
     wall0 = _time.perf_counter()
