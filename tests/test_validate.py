@@ -253,3 +253,23 @@ def test_the_header_names_what_the_calibration_did_not_identify():
     data = data_set(measurement("0.0.r.0", "0.0.r.0", 2.0), measurement("0.0.r.0 0.1.r.0", "0.1.r.0", 1.8))
     report = validate(parse_topology(BOARD), data, board_text=text, processes=1)
     assert "not identified by the calibration, the board's own values: probe.lookup" in report.render_text()
+
+
+def test_untrusted_measurements_are_listed_but_left_out_of_the_headline():
+    import dataclasses
+
+    report = fixed_report()
+    shaky = dataclasses.replace(report.rows[1].measurement, caveat="the thread shared its CPU (60%)")
+    rows = [report.rows[0], ValidationRow(shaky, 0.8), report.rows[2]]
+    trusted = dataclasses.replace(report, rows=rows)
+    assert trusted.mean_abs_error_percent == pytest.approx((10 + 5) / 2)
+    assert trusted.worst.error_percent == pytest.approx(10.0)
+    text = trusted.render_text()
+    assert "0.0.w.0 0.1.w.0" in text and "-20.0% *" in text          # still listed, marked
+    assert "1 untrusted measurement (*) left out of these figures (--include-untrusted counts them)" in text
+    assert trusted.summary()["untrusted_left_out"] == 1 and trusted.summary()["measurements"] == 2
+    everything = dataclasses.replace(trusted, include_untrusted=True)
+    assert everything.mean_abs_error_percent == pytest.approx((10 + 20 + 5) / 3)
+    assert "1 untrusted measurement (*) counted" in everything.render_text()
+    only_shaky = dataclasses.replace(report, rows=[ValidationRow(shaky, 0.8)])
+    assert only_shaky.mean_abs_error_percent == pytest.approx(20.0)   # nothing trusted: all are counted

@@ -84,14 +84,26 @@ class Validation:
     excluded_cases: list
     wall_seconds: float
     date: str = field(default_factory=lambda: _dt.date.today().isoformat())
+    include_untrusted: bool = False
+
+    @property
+    def untrusted(self) -> list:
+        """The rows whose measurement the benchmark itself marked untrusted (a caveat: ``*``)."""
+        return [r for r in self.rows if r.measurement.caveat]
+
+    @property
+    def counted(self) -> list:
+        """The rows the headline figures count: the trusted ones, unless ``include_untrusted`` (or none is)."""
+        trusted = [r for r in self.rows if not r.measurement.caveat]
+        return self.rows if self.include_untrusted or not trusted else trusted
 
     @property
     def mean_abs_error_percent(self) -> float:
-        return mean_abs_error_percent(self.rows)
+        return mean_abs_error_percent(self.counted)
 
     @property
     def worst(self) -> ValidationRow:
-        return worst_row(self.rows)
+        return worst_row(self.counted)
 
     def orderings(self) -> list:
         """Every pair of measurements of the same metric and unit whose measured values differ clearly."""
@@ -110,14 +122,15 @@ class Validation:
     def groups(self) -> dict:
         """``{"single-thread": rows, "multi-thread": rows}``, only the groups that have rows."""
         out: dict = {}
-        for r in self.rows:
+        for r in self.counted:
             kind = "single-thread" if r.measurement.case.single_thread else "multi-thread"
             out.setdefault(kind, []).append(r)
         return out
 
     def summary(self) -> dict:
         orderings = self.orderings()
-        out = _stats(self.rows)
+        out = _stats(self.counted)
+        out["untrusted_left_out"] = len(self.rows) - len(self.counted)
         out["groups"] = {kind: _stats(rows) for kind, rows in self.groups().items()}
         out.update(orderings=len(orderings), orderings_kept=sum(o.holds for o in orderings))
         return out
@@ -163,7 +176,14 @@ class Validation:
         return [f"* {r.measurement.key}: {r.measurement.caveat}" for r in self.rows if r.measurement.caveat]
 
     def _summary_line(self) -> str:
-        return _stats_line("all", self.rows)
+        line = _stats_line("all", self.counted)
+        left_out = len(self.rows) - len(self.counted)
+        if left_out:
+            line += (f"; {_plural(left_out, 'untrusted measurement')} (*) left out of these figures"
+                     " (--include-untrusted counts them)")
+        elif self.untrusted:
+            line += f"; {_plural(len(self.untrusted), 'untrusted measurement')} (*) counted"
+        return line
 
     def _group_lines(self) -> list:
         groups = self.groups()
@@ -252,11 +272,14 @@ def _md(text: str) -> str:
 # ------------------------------------------------------------------ running
 
 def validate(topology, data: MeasurementSet, board_text: str | None = None, processes: int = 2, seed: int = 1,
-             progress=None) -> Validation:
+             progress=None, include_untrusted: bool = False) -> Validation:
     """Predict the measurements of ``data`` that the board's calibration did not use.
 
     ``board_text`` is the board file's text, whose calibration record names
-    the cases used for calibration.  Raises CalibrationError when every
+    the cases used for calibration.  The headline figures (mean and worst
+    error, per group) leave out the measurements the benchmark itself marked
+    untrusted (a caveat), unless ``include_untrusted``; every row is listed
+    either way.  Raises CalibrationError when every
     measured case was used for calibration, or the measurements belong to
     another machine.
     """
@@ -272,7 +295,8 @@ def validate(topology, data: MeasurementSet, board_text: str | None = None, proc
     predicted = predict(topology, remaining, processes=processes, seed=seed, progress=progress)
     rows = [ValidationRow(m, p) for m, p in zip(remaining, predicted)]
     return Validation(board=topology.name, board_source=topology.source, record=record, data=remaining, rows=rows,
-                      excluded_cases=excluded, wall_seconds=time.perf_counter() - started)
+                      excluded_cases=excluded, wall_seconds=time.perf_counter() - started,
+                      include_untrusted=include_untrusted)
 
 
 # ------------------------------------------------------------------ files

@@ -49,6 +49,9 @@ def register(sub) -> None:
     val.add_argument("-o", "--output", metavar="DIR", help="folder for validation.md, .csv, .json and the plots")
     val.add_argument("--jobs", type=int, default=2, metavar="N", help="simulations run in parallel (default 2)")
     val.add_argument("--seed", type=int, default=1, help="random seed of the simulations (default 1)")
+    val.add_argument("--include-untrusted", action="store_true",
+                     help="count in the mean and worst error the measurements the benchmark marked untrusted (*);"
+                          " by default they are listed but left out of those figures")
     val.set_defaults(func=cmd_validate)
 
 
@@ -127,7 +130,8 @@ def cmd_validate(args) -> int:
     data = load_measurements(args.sources)
     bar = progress(desc="validating (simulations)")
     try:
-        report = validate(topology, data, board_text=text, processes=jobs, seed=args.seed, progress=bar.update)
+        report = validate(topology, data, board_text=text, processes=jobs, seed=args.seed, progress=bar.update,
+                          include_untrusted=args.include_untrusted)
     finally:
         bar.close()
     print(report.render_text())
