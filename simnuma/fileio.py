@@ -33,6 +33,11 @@ class UnreadableInput(Exception):
     """An input file that cannot be read as text; ``str()`` says why in a few words."""
 
 
+def _too_large(size_text: str) -> UnreadableInput:
+    return UnreadableInput(f"is {size_text}; an input file is at most {MAX_INPUT_BYTES // 2**20} MiB"
+                           " (a board or a study is a few kB)")
+
+
 def read_input(path) -> str:
     """The text of an input file (a board, study, measurement file or benchmark report).
 
@@ -50,12 +55,14 @@ def read_input(path) -> str:
         what = "a folder" if stat.S_ISDIR(info.st_mode) else "a device, FIFO or socket"
         raise UnreadableInput(f"is {what}, not a file")
     if info.st_size > MAX_INPUT_BYTES:
-        raise UnreadableInput(f"is {info.st_size / 2**20:.0f} MiB; an input file is at most"
-                              f" {MAX_INPUT_BYTES // 2**20} MiB (a board or a study is a few kB)")
+        raise _too_large(f"{info.st_size / 2**20:.0f} MiB")
     try:
-        data = path.read_bytes()[:MAX_INPUT_BYTES + 1]
+        with path.open("rb") as fh:
+            data = fh.read(MAX_INPUT_BYTES + 1)     # bounded even if the file grew since stat()
     except OSError as exc:
         raise UnreadableInput(exc.strerror or str(exc)) from None
+    if len(data) > MAX_INPUT_BYTES:
+        raise _too_large(f"over {MAX_INPUT_BYTES // 2**20} MiB")
     nul = data.find(b"\0")
     if nul >= 0:
         raise UnreadableInput(f"not a text file (a NUL byte at byte {nul})")

@@ -105,9 +105,9 @@ class ResultCache:
         self.folder = Path(folder) if folder else None
         self._memory: dict = {}
 
-    def _path(self, key: tuple) -> Path:
+    def _path(self, key_text: str) -> Path:
         assert self.folder is not None   # only a cache with a folder has files
-        name = hashlib.sha256(json.dumps(key, default=str).encode("utf-8")).hexdigest()[:32]
+        name = hashlib.sha256(key_text.encode("utf-8")).hexdigest()[:32]
         return self.folder / f"{name}.json"
 
     def get(self, key: tuple):
@@ -116,11 +116,12 @@ class ResultCache:
             return self._memory[key]
         if self.folder is None:
             return None
+        key_text = json.dumps(key, default=str)
         try:
-            data = json.loads(self._path(key).read_text(encoding="utf-8"))
+            data = json.loads(self._path(key_text).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
-        if data.get("key") != json.loads(json.dumps(key, default=str)):
+        if data.get("key") != json.loads(key_text):
             return None     # a digest collision or a damaged file: simulate again
         self._memory[key] = data["result"]
         return data["result"]
@@ -128,7 +129,7 @@ class ResultCache:
     def put(self, key: tuple, result: dict) -> None:
         self._memory[key] = result
         if self.folder is not None:
-            write_json(self._path(key), {"key": key, "result": result})
+            write_json(self._path(json.dumps(key, default=str)), {"key": key, "result": result})
 
 
 def default_workers() -> int:

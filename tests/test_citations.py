@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from simnuma.calibrate.boardfile import split_comment   # the one YAML comment splitter
+
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "docs" / "reference.md"
 BUNDLED = sorted([*ROOT.glob("topologies/*.yaml"), *ROOT.glob("experiments/*.yaml"),
@@ -55,20 +57,6 @@ def citation_pattern(names) -> re.Pattern:
     alternatives = [rf"(?<![\w-]){re.escape(n)}(?![\w-])" for n in names]
     alternatives += [r"docs/reference\.md", r"(?i:\bassumptions?\b)", r"simnuma calibrate"]
     return re.compile("|".join(alternatives))
-
-
-def split_comment(line: str):
-    """``(code, comment)``: the comment (without '#') or None; a '#' in quotes or inside a word is code."""
-    quote = None
-    for i, ch in enumerate(line):
-        if quote:
-            if ch == quote:
-                quote = None
-        elif ch in "'\"":
-            quote = ch
-        elif ch == "#" and (i == 0 or line[i - 1] in " \t"):
-            return line[:i], line[i + 1:]
-    return line, None
 
 
 class _Line:

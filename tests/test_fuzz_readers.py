@@ -18,6 +18,8 @@ from simnuma.errors import CalibrationError, SimnumaError, SpecError, StudyError
 from simnuma.measurements import load_measurements
 from simnuma.study import parse_study
 
+from model.helpers import quartet_sockets_text
+
 NOTATION = st.lists(st.sampled_from(["0.0.r.0", "1.1.w.2", "0.0.t.0@2GB/s", "+", "bg", "high@low", "full@9GB/s",
                                      "others@idle", "0.0.x.0", "@", "1.2.r.", "0.0.r.0@", "0.0.r.0@-1GB/s",
                                      "hihg@low", "idle", "1e9", "\u00b5", "0.0.l.0@1kB/s", ""]), max_size=8)
@@ -120,20 +122,12 @@ def test_random_small_boards_run_to_a_result_or_a_named_deadlock(board):
     per socket: every run ends (the model stops a deadlock itself), and a deadlock names its cycle."""
     from simnuma import parse_topology, simulate
     from simnuma.model.deadlock import DeadlockError
-    from simnuma.topology.loading import _bundled_text
 
     n, parents, extra, probe_buffers, response_buffers, coherence, routing = board
-    links = {tuple(sorted((i, parents[i - 1] % i))) for i in range(1, n)}
-    links |= {tuple(sorted(e)) for e in extra if e[0] != e[1]}
-    degree = max(sum(1 for link in links if s in link) for s in range(n))
-    quartet = _bundled_text("quartet")[0]
-    head = quartet[:quartet.index("\nnodes:")].replace("name: quartet", "name: random")
-    head = head.replace("  ports: 3", f"  ports: {degree + 1}")
-    lines = [head, "nodes:"] + [f"  - {{id: {i}}}" for i in range(n)]
-    lines += ["links:"] + [f"  - {{a: {a}, b: {b}, buffers: {{probe: {probe_buffers}, response: {response_buffers}}}}}"
-                           for a, b in sorted(links)]
-    lines += ["io:", "  - {node: 0}", f"routing: {routing}", f"coherence: {coherence}"]
-    topology = parse_topology("\n".join(lines) + "\n", "random.yaml")
+    links = {(i, parents[i - 1] % i) for i in range(1, n)} | {e for e in extra if e[0] != e[1]}
+    text = quartet_sockets_text("random", n, links, routing, coherence,
+                                f"buffers: {{probe: {probe_buffers}, response: {response_buffers}}}")
+    topology = parse_topology(text, "random.yaml")
     try:
         result = simulate(topology, [f"{s}.0.r.{s}" for s in range(n)], size_bytes=16 * 1024, mode="exact",
                           baseline=False)

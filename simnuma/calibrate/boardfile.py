@@ -140,7 +140,7 @@ def _edit_in_place(text: str, cal: Calibration, shown: str) -> str | None:
     lines = out.splitlines(keepends=True)
     original = text.splitlines()
     for line_no, fitted in notes.items():
-        column = len(_split_comment(original[line_no])[0])
+        column = len(split_comment(original[line_no])[0])
         lines[line_no] = _with_comment(lines[line_no], fitted, shown, column, others[line_no])
     out = "".join(lines)
     try:
@@ -242,7 +242,7 @@ def _with_comment(line: str, fitted: list, shown: str, column: int, unfitted=())
     the code still fits before it.
     """
     body, newline = (line[:-1], "\n") if line.endswith("\n") else (line, "")
-    code, comment = _split_comment(body)
+    code, comment = split_comment(body)
     if comment is not None:
         comment = _FITTED_NOTE.sub("", comment).strip() or None  # a previous calibration's note goes
     replace_comment = comment is None or _is_assumption(comment)
@@ -284,7 +284,7 @@ def _with_comment(line: str, fitted: list, shown: str, column: int, unfitted=())
 _FITTED_NOTE = re.compile(r"(?:^|;)[^;]*(?:fitted|set) by simnuma calibrate on .*$")
 
 
-def _split_comment(line: str):
+def split_comment(line: str):
     """``(code including the spaces before '#', comment text)``; comment None when there is none."""
     quote = None
     for i, ch in enumerate(line):

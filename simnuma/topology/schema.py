@@ -60,7 +60,6 @@ PLAUSIBLE = {                             # kind -> (lowest, highest, in interna
     "time": (0.0, 1e6, "a board's latencies and holds are nanoseconds to microseconds"),
     "frequency": (1e-3, 100.0, "a clock is between 1 MHz and 100 GHz"),
     "bandwidth": (1e-3, 1e5, "a link or memory moves between 1 MB/s and 100 TB/s"),
-    "bandwidth_spec": (1e-3, 1e5, "a link moves between 1 MB/s and 100 TB/s"),
 }
 
 

@@ -70,3 +70,24 @@ nodes: [{{id: 0}}]
 links: []
 coherence: probe_filter
 """, f"{name}.yaml")
+
+
+def quartet_sockets_text(name: str, n: int, links, routing: str = "shortest", coherence: str = "broadcast",
+                         link_fields: str = "") -> str:
+    """A board of ``n`` sockets with the Quartet's parameters, wired by ``links`` (``(a, b)`` pairs), as YAML.
+
+    ``link_fields`` is added to every link entry (``"buffers: {probe: 2}"``); every node gets the ports
+    its links need, plus the I/O port of node 0.
+    """
+    from simnuma.topology.loading import _bundled_text
+
+    links = sorted({tuple(sorted(link)) for link in links})
+    degree = max(sum(1 for link in links if s in link) for s in range(n))
+    quartet = _bundled_text("quartet")[0]
+    head = quartet[:quartet.index("\nnodes:")].replace("name: quartet", f"name: {name}")
+    head = head.replace("  ports: 3", f"  ports: {max(3, degree + 1)}")
+    extra = f", {link_fields}" if link_fields else ""
+    lines = [head, "nodes:"] + [f"  - {{id: {i}}}" for i in range(n)]
+    lines += ["links:"] + [f"  - {{a: {a}, b: {b}{extra}}}" for a, b in links]
+    lines += ["io:", "  - {node: 0}", f"routing: {routing}", f"coherence: {coherence}"]
+    return "\n".join(lines) + "\n"

@@ -11,17 +11,13 @@ from hypothesis import strategies as st
 from simnuma import load_topology, parse_topology, simulate
 from simnuma.cli import main
 from simnuma.model.deadlock import STALL_NS, DeadlockError
-from simnuma.topology.loading import _bundled_text
+
+from .helpers import quartet_sockets_text
 
 
 def ring_text(n: int) -> str:
     """``n`` Quartet sockets in a ring, broadcast coherence: the wiring on which K8 probe buffers deadlock."""
-    quartet = _bundled_text("quartet")[0]
-    head = quartet[:quartet.index("\nnodes:")].replace("name: quartet", f"name: ring{n}")
-    lines = [head, "nodes:"] + [f"  - {{id: {i}}}" for i in range(n)]
-    lines += ["links:"] + [f"  - {{a: {i}, b: {(i + 1) % n}}}" for i in range(n)]
-    lines += ["io:", "  - {node: 0}", "routing: shortest", "coherence: broadcast"]
-    return "\n".join(lines) + "\n"
+    return quartet_sockets_text(f"ring{n}", n, [(i, (i + 1) % n) for i in range(n)])
 
 
 RING = parse_topology(ring_text(8), "ring8.yaml")
