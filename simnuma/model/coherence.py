@@ -18,14 +18,19 @@ which needs them to find banks and rows.
 """
 from __future__ import annotations
 
-from .events import call_at
+from .events import HeapEvent, deliver_at
 from .packet import Packet
 
 __all__ = ["Transaction", "Coherence"]
 
 
-class Transaction:
-    """One cache-line miss of one thread."""
+class Transaction(HeapEvent):
+    """One cache-line miss of one thread.
+
+    It is its own event on SimPy's heap while the protocol waits on a time
+    for it (its data leaving the memory, the core's hold before it retires),
+    as a packet is while it travels: those waits allocate nothing.
+    """
 
     __slots__ = ("thread", "requester", "home", "is_write", "pending", "issued_ns", "address", "victim_address")
 
@@ -39,6 +44,7 @@ class Transaction:
         self.issued_ns = issued_ns
         self.address = address                # physical line address of the line (dram memory only)
         self.victim_address = victim_address  # ... and of the dirty line a write evicts
+        self.callbacks = None                 # set while it is on SimPy's event heap (events.deliver_at)
 
 
 class Coherence:
@@ -57,6 +63,7 @@ class Coherence:
         self.probe_order: dict[tuple[int, int], tuple[int, ...]] = {}   # (home, requester) -> probe targets, in order
         self.started = 0
         self.completed = 0
+        self.retire = (self._retire,)   # the callbacks of a transaction whose line the core is done with
 
     def start(self, thread, requester: int, home: int, is_write: bool, address=None,
               victim_address=None) -> Transaction:
@@ -109,7 +116,7 @@ class Coherence:
         if home != requester:
             sri.inject(Packet("source_done", txn, requester, home, ()))
         if thread.hold_ns:
-            call_at(self.env, self.env.now_ns + thread.hold_ns, self._retire, txn)
+            deliver_at(self.env, self.env.now_ns + thread.hold_ns, txn, self.retire)
         else:
             self._retire(txn)
 

@@ -48,7 +48,11 @@ class CreditPool:
         """Call ``fn(arg)`` once a slot is held (now, later, or when one is freed)."""
         ready = self.ready
         if ready:
-            grant_at(self.env, heappop(ready), fn, arg)
+            ready_ns = heappop(ready)
+            if ready_ns <= self.env.now_ns:   # grant_at's immediate case, inlined (every request comes here)
+                fn(arg)
+            else:
+                grant_at(self.env, ready_ns, fn, arg)
         else:
             self.waiters.append((fn, arg))
 
@@ -58,7 +62,12 @@ class CreditPool:
         Here at once; a subclass whose slots come back later overrides this
         (and gives the slot back with :meth:`give_back` at that time).
         """
-        self.give_back(when_ns)
+        # give_back(when_ns), inlined: a call here cost 1-2% of exact mode
+        if self.waiters:
+            fn, arg = self.waiters.popleft()
+            grant_at(self.env, when_ns, fn, arg)
+        else:
+            heappush(self.ready, when_ns)
         return when_ns
 
     def give_back(self, ready_ns: float) -> None:

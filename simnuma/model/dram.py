@@ -281,8 +281,8 @@ class DRAM:
         timing = self._timing
         if self.write_burst:
             return self._choose_eligible(ch, now)
-        if self.fcfs or queue[0].bypassed >= self.bypass_limit:
-            return (0,) + timing(ch, queue[0], now)
+        if self.fcfs or len(queue) == 1 or queue[0].bypassed >= self.bypass_limit:
+            return (0,) + timing(ch, queue[0], now)   # (a request alone is the choice: no floor to compute)
         tck = self.tck
         floor = ceil(now / tck - 1e-9) * tck + self.min_cas
         if floor < ch.bus_free_ns:

@@ -60,7 +60,8 @@ class HeapEvent:
     """What SimPy's event loop reads of an event: ``callbacks`` (set while on the heap) and ``_ok``.
 
     A :class:`~simnuma.model.packet.Packet` is one, so that a packet on its way
-    between two components is itself the event that delivers it.
+    between two components is itself the event that delivers it; so is a
+    :class:`~simnuma.model.coherence.Transaction`, for the waits of the protocol.
     """
 
     __slots__ = ("callbacks",)
@@ -105,7 +106,9 @@ def deliver_at(env, when_ns: float, pkt, callbacks: tuple) -> None:
     """Hand ``pkt`` to ``callbacks`` (a 1-tuple of a method taking the packet) at ``when_ns`` (not before now).
 
     The packet is the event: SimPy calls ``callbacks[0](pkt)``.  A packet is
-    in one place at a time, so it is on the event heap at most once.
+    in one place at a time, so it is on the event heap at most once.  A
+    :class:`~simnuma.model.coherence.Transaction` waiting on a time is
+    scheduled the same way.
     """
     if pkt.callbacks is not None:   # _claim, inlined: every hop of every packet comes through here
         _claim(pkt, callbacks)
@@ -133,5 +136,6 @@ def later(fn, arg):
 def _claim(pkt, callbacks: tuple) -> None:
     """Make ``pkt`` the event that calls ``callbacks``; it must not be on the heap already."""
     if pkt.callbacks is not None:
-        raise RuntimeError(f"a {pkt.kind} packet was put on the event heap while already on it")
+        what = f"{pkt.kind} packet" if hasattr(pkt, "kind") else type(pkt).__name__.lower()
+        raise RuntimeError(f"a {what} was put on the event heap while already on it")
     pkt.callbacks = callbacks

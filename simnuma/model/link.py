@@ -24,7 +24,6 @@ arbitration between virtual channels beyond the command/data distinction.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
 from heapq import heappop, heappush
 from typing import TYPE_CHECKING
 
@@ -50,7 +49,7 @@ class LinkBuffers(CreditPool):
 
     def __init__(self, env, capacity, name, link):
         super().__init__(env, capacity, name)
-        self.link = link
+        self.link = link   # the direction whose receiver holds these buffers (its reverse carries the NOPs)
 
     def release(self, when_ns: float) -> float:
         """Freed at ``when_ns``: a 4-byte NOP on the opposite direction returns the credit.
@@ -80,12 +79,12 @@ class LinkDirection:
     """Packets from node ``src`` to node ``dst`` over one link."""
 
     __slots__ = ("env", "src", "dst", "src_id", "dst_id", "ns_per_byte", "latency_ns", "busy_until",
-                 "cmd_busy_until", "cmd_pools", "data_pools", "reverse", "receiver", "deliver", "arrival_delay_ns",
+                 "cmd_busy_until", "cmd_pools", "data_pools", "reverse", "receiver", "exits", "arrival_delay_ns",
                  "cmd_bytes", "data_bytes", "busy_ns", "data_busy_ns", "nops", "nop_ns")
 
     reverse: LinkDirection                 # the opposite direction, wired by the system (unset until then)
     receiver: XBar                         # the XBar at dst (connect; unset until then)
-    deliver: tuple[Callable[..., None]]    # (receiver.arrive,): the callbacks of a packet arriving (connect)
+    exits: dict                            # receiver.exit(key) per key asked so far (see _transmit)
 
     def __init__(self, env, src: int, dst: int, src_id: int, dst_id: int, bandwidth_GBps: float,
                  latency_ns: float, buffers: dict, data_buffers: dict):
@@ -113,7 +112,7 @@ class LinkDirection:
     def connect(self, receiver: XBar) -> None:
         """Wire the crossbar at ``dst`` that receives this direction's packets."""
         self.receiver = receiver
-        self.deliver = (receiver.arrive,)
+        self.exits = {}
         self.arrival_delay_ns = self.latency_ns + receiver.latency_ns
 
     @property
@@ -124,12 +123,31 @@ class LinkDirection:
         return [p for p in self.cmd_pools + self.data_pools if p is not None]
 
     def send(self, pkt) -> None:
-        """Queue ``pkt`` (held in a buffer at ``src``) for this direction."""
-        pool = self.cmd_pools[pkt.vc]
+        """Queue ``pkt`` (held in a buffer at ``src``) for this direction.
+
+        A packet whose command credit (and data credit, if it carries data) is
+        usable now is transmitted at once, without a callback: what
+        :meth:`CreditPool.request` and :func:`~simnuma.model.events.grant_at`
+        would do for a slot that is free now, inlined, because every hop of
+        every packet comes through here.  Otherwise it waits for the credits
+        in order, command credit first.
+        """
+        now = self.env.now_ns
+        vc = pkt.vc
+        pool = self.cmd_pools[vc]
         ready = pool.ready
-        if ready and ready[0] <= self.env.now_ns:  # a credit is here now: take it without a callback
+        if ready and ready[0] <= now:  # a command credit is here now: take it
             heappop(ready)
-            self._got_command_credit(pkt)
+            if not pkt.data_bytes:
+                self._transmit(pkt)
+                return
+            data_pool = self.data_pools[vc]
+            ready = data_pool.ready
+            if ready and ready[0] <= now:  # ... and a data credit
+                heappop(ready)
+                self._transmit(pkt)
+            else:
+                data_pool.request(self._transmit, pkt)
         else:
             pool.request(self._got_command_credit, pkt)
 
@@ -165,15 +183,32 @@ class LinkDirection:
         self.cmd_bytes += pkt.cmd_bytes
         # the transmitter has it now: free the buffers it held (release_buffers, inlined)
         ready_ns = pkt.held.release(start)
-        if pkt.held_data is not None:
-            pkt.held_data.give_back(ready_ns)
+        held_data = pkt.held_data
+        if held_data is not None:   # give_back(ready_ns), inlined
+            if held_data.waiters:
+                fn, arg = held_data.waiters.popleft()
+                grant_at(env, ready_ns, fn, arg)
+            else:
+                heappush(held_data.ready, ready_ns)
         vc = pkt.vc
         pkt.held = self.cmd_pools[vc]
         pkt.held_data = self.data_pools[vc] if data_bytes else None
         arrive_ns = end + self.arrival_delay_ns + pkt.lag_ns
-        if data_bytes and pkt.hop < len(pkt.path):
-            # forwarded onward: the receiver routes the packet on its header
-            pkt.tail_ns = arrive_ns
-            arrive_ns -= data_ns
         pkt.lag_ns = 0.0
-        deliver_at(env, arrive_ns, pkt, self.deliver)
+        path = pkt.path
+        hop = pkt.hop
+        if hop < len(path):
+            # forwarded onward: the receiver routes the packet on its header, to the next link of its route
+            key = path[hop]
+            pkt.hop = hop + 1
+            if data_bytes:
+                pkt.tail_ns = arrive_ns
+                arrive_ns -= data_ns
+        else:
+            key = pkt.kind
+        # where the receiving crossbar sends it (XBar.exit), asked once per key
+        try:
+            callbacks = self.exits[key]
+        except KeyError:
+            callbacks = self.exits[key] = self.receiver.exit(key)
+        deliver_at(env, arrive_ns, pkt, callbacks)

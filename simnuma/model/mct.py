@@ -26,10 +26,11 @@ phase.
 """
 from __future__ import annotations
 
+from heapq import heappop
 from typing import TYPE_CHECKING
 
 from .credit import CreditPool, release_buffers
-from .events import call_at
+from .events import deliver_at
 from .packet import LINE_BYTES, PROBE, RESPONSE, Packet
 from .xbar import XBar, enter_fabric
 
@@ -44,7 +45,7 @@ class MCT:
     """Memory controller of node ``index``: the DRAM queue, the crossbar buffers, and a memory behind them."""
 
     __slots__ = ("env", "index", "node_id", "queue", "pools", "memory", "model", "addressed",
-                 "xbar_delay_ns", "xbar", "coherence", "routes")
+                 "xbar_delay_ns", "xbar", "coherence", "routes", "data_ready")
 
     # wired by the System once every component exists (unset until then)
     xbar: XBar
@@ -63,13 +64,19 @@ class MCT:
         self.model = params.memory_model
         self.addressed = self.model == "dram"   # whether the memory needs each line's address
         self.xbar_delay_ns = params.xbar_latency_ns
+        self.data_ready = (self.read_data,)   # the callbacks of a read whose data the memory has
 
     def pool_list(self):
         return [self.queue, self.pools[RESPONSE], self.pools[PROBE]]
 
     def accept(self, pkt) -> None:
         """A read request or victim write for this node's memory is in the crossbar."""
-        self.queue.request(self._admitted, pkt)
+        ready = self.queue.ready
+        if ready and ready[0] <= self.env.now_ns:   # an entry is free now: CreditPool.request's grant, inlined
+            heappop(ready)
+            self._admitted(pkt)
+        else:
+            self.queue.request(self._admitted, pkt)
 
     def _admitted(self, pkt) -> None:
         release_buffers(pkt, self.env.now_ns)
@@ -85,7 +92,7 @@ class MCT:
         if is_write:
             self.queue.release(done_ns)
         else:
-            call_at(self.env, done_ns, self.read_data, txn)
+            deliver_at(self.env, done_ns, txn, self.data_ready)   # the transaction is the event
 
     def read_data(self, txn) -> None:
         """The memory has a read's data: it leaves through an MCT response buffer."""

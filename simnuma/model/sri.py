@@ -13,6 +13,7 @@ the two cores (first come, first served).
 """
 from __future__ import annotations
 
+from heapq import heappop
 from typing import TYPE_CHECKING
 
 from .credit import CreditPool
@@ -54,12 +55,23 @@ class SRI:
         return [p for p in self.pools if p is not None] + [self.probe_queue]
 
     def inject(self, pkt, then=None) -> None:
-        """Send ``pkt`` from this node; ``then()`` runs once it holds a crossbar buffer."""
+        """Send ``pkt`` from this node; ``then(pkt)`` runs once it holds a crossbar buffer."""
         pkt.path = self.routes[pkt.dst]
-        self.pools[pkt.vc].request(self._injected, (pkt, then))
+        pool = self.pools[pkt.vc]
+        ready = pool.ready
+        if ready and ready[0] <= self.env.now_ns:
+            # a buffer is free now: take it (CreditPool.request's immediate grant, inlined: every packet
+            # a core or a probe answer sends comes through here)
+            heappop(ready)
+            self._enter(pkt, then)
+        else:
+            pool.request(self._injected, (pkt, then))
 
     def _injected(self, item) -> None:
-        pkt, then = item
+        self._enter(*item)
+
+    def _enter(self, pkt, then) -> None:
+        """``pkt`` holds an SRI buffer: it enters the crossbar."""
         pkt.held = self.pools[pkt.vc]
         pkt.held_data = None
         enter_fabric(self.env, pkt, self.inject_delay_ns, self.xbar)
@@ -68,7 +80,12 @@ class SRI:
 
     def probe_in(self, pkt) -> None:
         """A probe for this node's caches arrived in the crossbar."""
-        self.probe_queue.request(self._lookup, pkt)
+        ready = self.probe_queue.ready
+        if ready and ready[0] <= self.env.now_ns:   # a slot is free now: CreditPool.request's grant, inlined
+            heappop(ready)
+            self._lookup(pkt)
+        else:
+            self.probe_queue.request(self._lookup, pkt)
 
     def _lookup(self, pkt) -> None:
         now = self.env.now_ns

@@ -70,17 +70,25 @@ class BufferSampler:
     def _run(self):
         env = self.env
         rng = self.rng
-        pools = self.pools
         occ = self.occupancy
         full = self.full
+        # (ready-time heap, capacity, index) per pool; a pool's heap is one list for the whole run
+        heaps = [(pool.ready, pool.capacity, i) for i, pool in enumerate(self.pools)]
         while True:
             yield env.timeout(self.interval_ns * (0.5 + rng.random()))
             now = env.now
             self.samples += 1
-            for i, pool in enumerate(pools):
-                o = pool.occupancy(now)
-                occ[i] += o
-                if o >= pool.capacity:
+            for ready, capacity, i in heaps:
+                # CreditPool.occupancy(now), inlined (every pool at every sample: a call each cost 3% of
+                # exact mode): slots held, or freed with a ready time still to come
+                if ready and ready[0] <= now:
+                    o = capacity - len(ready)
+                    for t in ready:
+                        if t > now:
+                            o += 1
+                    occ[i] += o   # at least one slot is free: not full
+                else:   # the earliest free slot is not back yet: all are taken
+                    occ[i] += capacity
                     full[i] += 1
 
 

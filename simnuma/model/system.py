@@ -90,8 +90,7 @@ class System:
             self.sris[i].xbar = self.mcts[i].xbar = self.xbars[i]
             self.sris[i].routes = self.mcts[i].routes = routes[i]
             self.sris[i].coherence = self.mcts[i].coherence = self.coherence
-            self.xbars[i].sri, self.xbars[i].mct = self.sris[i], self.mcts[i]
-            self.xbars[i].coherence = self.coherence
+            self.xbars[i].wire(self.sris[i], self.mcts[i], self.coherence)
         lines = max(1, size_bytes // LINE_BYTES)
         self.size_bytes = size_bytes
         self.foreground = [self._thread(s, lines, True, f"f{k}") for k, s in enumerate(workload.threads)]

@@ -39,13 +39,13 @@ def enter_fabric(env, pkt, delay_ns: float, xbar) -> None:
         pkt.hop = 1
         pkt.path[0].send(pkt)
     else:
-        deliver_at(env, env.now_ns + delay_ns, pkt, xbar.deliver)
+        deliver_at(env, env.now_ns + delay_ns, pkt, xbar.consumers[pkt.kind])
 
 
 class XBar:
     """Routes packets at node ``index``."""
 
-    __slots__ = ("index", "latency_ns", "sri", "mct", "coherence", "deliver")
+    __slots__ = ("index", "latency_ns", "sri", "mct", "coherence", "env", "consumers")
 
     # wired by the System once every component exists (unset until then)
     sri: SRI
@@ -53,22 +53,34 @@ class XBar:
     coherence: Coherence
 
     def __init__(self, index: int, latency_ns: float):
-        self.deliver = (self.arrive,)   # the callbacks of a packet crossing into this crossbar
         self.index = index
         self.latency_ns = latency_ns
 
-    def arrive(self, pkt) -> None:
-        """``pkt`` has crossed into this node's crossbar (latency already paid)."""
-        if pkt.dst != self.index:
-            link = pkt.path[pkt.hop]
-            pkt.hop += 1
-            link.send(pkt)
-            return
-        kind = pkt.kind
-        if kind == "read_req" or kind == "victim":
-            self.mct.accept(pkt)
-        elif kind == "probe":
-            self.sri.probe_in(pkt)
-        else:  # read_resp, probe_resp, source_done
-            release_buffers(pkt, self.sri.env.now_ns)
-            self.coherence.delivered(pkt)
+    def wire(self, sri: SRI, mct: MCT, coherence: Coherence) -> None:
+        """Attach the node's SRI and MCT and the coherence protocol, once every component exists."""
+        self.sri, self.mct, self.coherence = sri, mct, coherence
+        self.env = sri.env
+        to_memory, to_caches, to_requester = (mct.accept,), (sri.probe_in,), (self.respond,)
+        # per packet kind: the callbacks of a packet that ends at this node
+        self.consumers = {"read_req": to_memory, "victim": to_memory, "probe": to_caches,
+                          "read_resp": to_requester, "probe_resp": to_requester, "source_done": to_requester}
+
+    def exit(self, key) -> tuple:
+        """The callbacks of a packet that crosses into this crossbar from a link.
+
+        ``key`` is the next link direction of the packet's route, where it is
+        forwarded (the crossbar hands it to that link), or the packet's kind
+        where it ends here (the crossbar hands it to the local consumer: the
+        MCT, the SRI's probe queue, or :meth:`respond`).  A link direction
+        asks once per key and keeps the answer, so that an arriving packet
+        goes straight to where the crossbar routes it, without a dispatching
+        call.
+        """
+        if isinstance(key, str):
+            return self.consumers[key]
+        return (key.send,)
+
+    def respond(self, pkt) -> None:
+        """A response (read data, probe response, source-done) reached its consumer: its buffers are free."""
+        release_buffers(pkt, self.env.now_ns)
+        self.coherence.delivered(pkt)
