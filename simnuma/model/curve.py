@@ -145,4 +145,7 @@ class CurveMemory:
         self.mct.line_done(pkt.txn, is_write, done)
 
     def counters(self) -> list:
-        return [self.lines, self.busy_ns, self.reads, self.writes, self.added_ns]
+        """The counters up to now: the service booked ahead of now (``free_at``, contiguous) is not busy yet."""
+        now = self.env.now_ns
+        ahead_ns = self.free_at - now if self.free_at > now else 0.0
+        return [self.lines, self.busy_ns - ahead_ns, self.reads, self.writes, self.added_ns]

@@ -55,6 +55,7 @@ from __future__ import annotations
 from math import ceil
 
 from .events import call_at
+from .ledger import SpanLedger
 from .pages import AddressMap, PagePlacer
 
 __all__ = ["DRAM", "COUNTERS"]
@@ -104,7 +105,7 @@ class _Request:
 
 class _Channel:
     __slots__ = ("index", "queue", "banks", "ranks", "bus_free_ns", "write_end_ns", "last_write", "last_rank",
-                 "epoch_ns", "token", "pending")
+                 "epoch_ns", "token", "pending", "ledger")
 
     def __init__(self, index: int, ranks: int, banks: int, trefi_ns: float):
         self.index = index
@@ -118,6 +119,7 @@ class _Channel:
         self.epoch_ns: float | None = None   # when the next scheduling decision is due, None when idle
         self.token = 0             # invalidates superseded decision events
         self.pending: tuple | None = None    # (index, data ns, queue length) of the choice the due decision event made
+        self.ledger = SpanLedger()           # the bursts' busy and bus time booked ahead of now
 
 
 def _exact_grid(tck_ns: float, timings_ns) -> bool:
@@ -463,7 +465,7 @@ class DRAM:
             since = self.drain_ns   # the wait for the burst is the controller's policy, not the DRAM's
         ideal = ceil(since / self.tck - 1e-9) * self.tck + (self.cwl if req.is_write else self.cl)
         floor = ch.bus_free_ns if ch.bus_free_ns > ideal else ideal
-        self.busy_ns += self.burst_ns + (data - floor if data > floor else 0.0)
+        self.busy_ns += ch.ledger.book(floor if floor < data else data, data, end, self.env.now_ns)
         ch.bus_free_ns = end
         ch.last_write = req.is_write
         ch.last_rank = req.rank
@@ -490,5 +492,8 @@ class DRAM:
             self.refreshes += 1
 
     def counters(self) -> list:
-        return [self.lines, self.busy_ns, self.bus_ns, self.reads, self.writes, self.hits, self.empties,
-                self.conflicts, self.turnarounds, self.refreshes, self.read_ns]
+        """The counters up to now: busy and bus time booked ahead of now (:class:`SpanLedger`) are left out."""
+        ahead = [ch.ledger.ahead(self.env.now_ns) for ch in self.channels]
+        busy_ns, bus_ns = self.busy_ns - sum(a[0] for a in ahead), self.bus_ns - sum(a[1] for a in ahead)
+        return [self.lines, busy_ns, bus_ns, self.reads, self.writes, self.hits,
+                self.empties, self.conflicts, self.turnarounds, self.refreshes, self.read_ns]

@@ -24,6 +24,7 @@ arbitration between virtual channels beyond the command/data distinction.
 """
 from __future__ import annotations
 
+from collections import deque
 from heapq import heappop, heappush
 from typing import TYPE_CHECKING
 
@@ -55,13 +56,21 @@ class LinkBuffers(CreditPool):
         """Freed at ``when_ns``: a 4-byte NOP on the opposite direction returns the credit.
 
         The NOP is inserted into that direction's transfers at once (it
-        stretches what is queued there by its own time) and arrives one flight
-        latency after it has been sent.
+        stretches what is queued there by its own time; on an idle direction it
+        occupies the link for its time) and arrives one flight latency after
+        it has been sent.
         """
         back = self.link.reverse
         nop_ns = back.nop_ns
-        if back.busy_until > when_ns:
-            back.busy_until += nop_ns  # inserted ahead of what is queued
+        now = self.env.now_ns
+        sent_ns = when_ns if when_ns > now else now
+        busy_until = back.busy_until
+        if busy_until > sent_ns:
+            back.busy_until = busy_until + nop_ns  # inserted ahead of what is queued
+        else:  # an idle direction carries it at once (and is busy for its time)
+            if sent_ns > busy_until and sent_ns > now:
+                back.idle_until(busy_until if busy_until > now else now, sent_ns)
+            back.busy_until = sent_ns + nop_ns
         back.busy_ns += nop_ns
         back.cmd_bytes += NOP_BYTES
         back.nops += 1
@@ -80,7 +89,7 @@ class LinkDirection:
 
     __slots__ = ("env", "src", "dst", "src_id", "dst_id", "ns_per_byte", "latency_ns", "busy_until",
                  "cmd_busy_until", "cmd_pools", "data_pools", "reverse", "receiver", "exits", "arrival_delay_ns",
-                 "cmd_bytes", "data_bytes", "busy_ns", "data_busy_ns", "nops", "nop_ns")
+                 "cmd_bytes", "data_bytes", "busy_ns", "data_busy_ns", "nops", "nop_ns", "gaps")
 
     reverse: LinkDirection                 # the opposite direction, wired by the system (unset until then)
     receiver: XBar                         # the XBar at dst (connect; unset until then)
@@ -105,15 +114,48 @@ class LinkDirection:
         self.arrival_delay_ns = latency_ns
         self.cmd_bytes = 0
         self.data_bytes = 0
-        self.busy_ns = 0.0
+        self.busy_ns = 0.0         # transmission time granted so far (some of it may lie ahead)
         self.data_busy_ns = 0.0
         self.nops = 0
+        self.gaps: deque[tuple[float, float]] = deque()   # idle stretches booked ahead of now, in time order
 
     def connect(self, receiver: XBar) -> None:
         """Wire the crossbar at ``dst`` that receives this direction's packets."""
         self.receiver = receiver
         self.exits = {}
         self.arrival_delay_ns = self.latency_ns + receiver.latency_ns
+
+    def idle_until(self, from_ns: float, to_ns: float) -> None:
+        """Book the direction idle from ``from_ns`` (no earlier than now, no earlier than all booked) to ``to_ns``.
+
+        A transfer granted now may be booked to start later than the
+        direction's last booking ends: a cut-through packet whose tail has not
+        come in, a NOP returning a credit freed in the future.  The stretch in
+        between is idle: :meth:`sent_busy_ns` must not count it as busy.
+        """
+        gaps = self.gaps
+        now = self.env.now_ns
+        while gaps and gaps[0][1] <= now:
+            gaps.popleft()
+        gaps.append((from_ns, to_ns))
+
+    def sent_busy_ns(self, now_ns: float) -> float:
+        """Transmission time up to ``now_ns``: what was granted, less what is booked after it.
+
+        Transfers are granted ahead of time, so ``busy_ns`` counts time still
+        to come.  Everything booked ahead is contiguous from now to
+        ``busy_until`` except the idle stretches recorded by
+        :meth:`idle_until`, so the time still to come is that span less those
+        stretches: the result never grows faster than the clock (a link is
+        never busier than its capacity, over any window between two calls).
+        """
+        ahead_ns = self.busy_until - now_ns
+        if ahead_ns <= 0.0:
+            return self.busy_ns
+        for from_ns, to_ns in self.gaps:
+            if to_ns > now_ns:
+                ahead_ns -= to_ns - (from_ns if from_ns > now_ns else now_ns)
+        return self.busy_ns - ahead_ns
 
     @property
     def name(self) -> str:
@@ -167,6 +209,7 @@ class LinkDirection:
             data_ns = data_bytes * self.ns_per_byte
             end = start + cmd_ns + data_ns
             if end < pkt.tail_ns:  # cut through: the tail cannot leave before it has come in
+                self.idle_until(start, start + pkt.tail_ns - end)
                 start += pkt.tail_ns - end
                 end = pkt.tail_ns
             self.busy_until = end

@@ -186,7 +186,10 @@ class FifoMemory:
         return LINE_BYTES / self.service_ns
 
     def counters(self) -> list:
-        return [self.lines, self.busy_ns, self.reads, self.writes]
+        """The counters up to now: the service booked ahead of now (``free_at``, contiguous) is not busy yet."""
+        now = self.env.now_ns
+        ahead_ns = self.free_at - now if self.free_at > now else 0.0
+        return [self.lines, self.busy_ns - ahead_ns, self.reads, self.writes]
 
 
 def make_memory(env, params, rng, mct, seed: str = ""):

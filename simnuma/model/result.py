@@ -234,8 +234,8 @@ def _unpack(system, snap):
     i = 1
     links = []
     for _ in system.link_list:
-        links.append(snap[i:i + 4])
-        i += 4
+        links.append(snap[i:i + 3])
+        i += 3
     mcts = []
     for mct in system.mcts:
         n = len(mct.memory.COUNTERS)
@@ -283,17 +283,7 @@ def build_result(system, mode: str, seed: int, size_bytes: int, baseline_ns, wal
             "transactions_simulated": t.latency.n,
         })
 
-    link_rows = []
-    for d, (cmd, data, busy, data_busy) in zip(system.link_list, links):
-        link_rows.append({
-            "src": d.src_id, "dst": d.dst_id,
-            "bytes": cmd + data, "data_bytes": data, "control_bytes": cmd,
-            "bandwidth_GBps": (cmd + data) / elapsed,
-            "capacity_GBps": 1.0 / d.ns_per_byte,
-            "utilization": min(1.0, busy / elapsed),
-            "data_utilization": min(1.0, data_busy / elapsed),
-            "control_utilization": min(1.0, max(0.0, busy - data_busy) / elapsed),
-        })
+    link_rows = [_link_row(d, cmd, data, sent_ns, elapsed) for d, (cmd, data, sent_ns) in zip(system.link_list, links)]
     memory = [_memory_row(m, counts, elapsed) for m, counts in zip(system.mcts, mcts)]
     queues = []
     for pool, o, f in zip(system.pools, occ, full):
@@ -384,6 +374,28 @@ def bottleneck_text(b: dict) -> str:
     return f"{b['resource']} ({100 * b['utilization']:.1f}% busy)"
 
 
+def _link_row(d, cmd_bytes: float, data_bytes: float, sent_ns: float, elapsed: float) -> dict:
+    """One link direction over ``elapsed``: what it sent by then, data and control in the share granted.
+
+    ``sent_ns`` is the transmission time up to the end of the run (not what
+    was granted ahead of it: :meth:`LinkDirection.sent_busy_ns`), so the
+    utilisation is a fraction by construction, not by clamping.
+    """
+    granted = cmd_bytes + data_bytes
+    data_share = data_bytes / granted if granted else 0.0
+    sent_bytes = sent_ns / d.ns_per_byte
+    utilization = sent_ns / elapsed
+    return {
+        "src": d.src_id, "dst": d.dst_id,
+        "bytes": sent_bytes, "data_bytes": sent_bytes * data_share, "control_bytes": sent_bytes * (1.0 - data_share),
+        "bandwidth_GBps": sent_bytes / elapsed,
+        "capacity_GBps": 1.0 / d.ns_per_byte,
+        "utilization": utilization,
+        "data_utilization": utilization * data_share,
+        "control_utilization": utilization * (1.0 - data_share),
+    }
+
+
 def _memory_row(mct, c: dict, elapsed: float) -> dict:
     """One node's memory: what it served, how busy it was, and for a DRAM how (rows, turnarounds, refresh)."""
     memory = mct.memory
@@ -395,7 +407,7 @@ def _memory_row(mct, c: dict, elapsed: float) -> dict:
         "write_GBps": c["writes"] * 64 / elapsed,
         "peak_GBps": memory.peak_GBps,
         "sustained_GBps": getattr(memory, "sustained_GBps", None),
-        "utilization": min(1.0, c["busy_ns"] / elapsed / memory.servers),
+        "utilization": c["busy_ns"] / elapsed / memory.servers,
     }
     if mct.model == "dram":
         row["bus_utilization"] = c["bus_ns"] / elapsed / memory.servers

@@ -94,9 +94,10 @@ class BufferSampler:
 
 def counter_snapshot(system) -> list:
     """Every extensive counter of the system, in a fixed order."""
-    out = [system.env.now]
+    now = system.env.now
+    out = [now]
     for link in system.link_list:
-        out += [link.cmd_bytes, link.data_bytes, link.busy_ns, link.data_busy_ns]
+        out += [link.cmd_bytes, link.data_bytes, link.sent_busy_ns(now)]
     for mct in system.mcts:
         out += mct.memory.counters()
     for t in system.foreground + system.background:
