@@ -53,6 +53,9 @@ def read(kind: str, name: str):
     if not _NAME.match(stem):
         return None
     entry = folder(kind) / f"{stem}.yaml"
-    if not entry.is_file():
+    try:
+        if not entry.is_file():
+            return None
+    except OSError:     # a name the system cannot take (too long): no bundled file has it
         return None
     return entry.read_text(encoding="utf-8"), f"{KINDS[kind][1]}/{stem}.yaml"

@@ -36,6 +36,16 @@ class OneLineParser(argparse.ArgumentParser):
     def error(self, message: str):
         self.exit(2, f"{self.prog}: {message} (see '{self.prog} --help')\n")
 
+    def _get_values(self, action, arg_strings):
+        """``--size=--``, and ``--`` after the ``--`` that ends the options, are the value ``--``: argparse
+        before Python 3.12 drops them too, and hands the argument an empty list (a traceback further on, or
+        nothing where one value is required).  Those are the only ways ``arg_strings`` is ``['--']``."""
+        if action.nargs in (None, "+") and arg_strings == ["--"]:
+            value = self._get_value(action, "--")
+            self._check_value(action, value)
+            return value if action.nargs is None else [value]
+        return super()._get_values(action, arg_strings)
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(

@@ -17,6 +17,7 @@ __all__ = [
     "CalibrationError",
     "StudyError",
     "Problem",
+    "shown",
 ]
 
 from dataclasses import dataclass
@@ -32,7 +33,7 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
-        where = f"{self.file}:{self.line}" if self.line is not None else self.file
+        where = f"{shown(self.file)}:{self.line}" if self.line is not None else shown(self.file)
         return f"{where}: {self.path}: {self.message}" if self.path else f"{where}: {self.message}"
 
 
@@ -67,6 +68,13 @@ class StudyError(SimnumaError):
 
 
 # ---------------------------------------------------------------- wording a mistake
+
+def shown(name: str) -> str:
+    """A file name (or a name given for one) as a message shows it: itself, or quoted with escapes when it is
+    empty, starts or ends with a space, or holds a character that would not show (a newline, a NUL, a control or
+    format character), so that the message stays one line and the name visible."""
+    return name if name and name.isprintable() and name == name.strip() else repr(name)
+
 
 def closest(key: object, valid) -> str | None:
     """The valid key nearest to a misspelt ``key``, or None when none is close."""

@@ -21,10 +21,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .errors import SimnumaError
+from .errors import SimnumaError, shown
 
 __all__ = ["write_atomic", "write_json", "progress", "check_output_file", "check_output_folder", "OutputFolder",
-           "STAGING_PREFIX", "read_input", "UnreadableInput", "MAX_INPUT_BYTES"]
+           "STAGING_PREFIX", "read_input", "UnreadableInput", "MAX_INPUT_BYTES", "path_kind"]
 
 MAX_INPUT_BYTES = 16 * 2**20   # a board or a study is a few kB, a benchmark report tens of kB
 
@@ -36,6 +36,16 @@ class UnreadableInput(Exception):
 def _too_large(size_text: str) -> UnreadableInput:
     return UnreadableInput(f"is {size_text}; an input file is at most {MAX_INPUT_BYTES // 2**20} MiB"
                            " (a board or a study is a few kB)")
+
+
+def path_kind(text) -> str:
+    """What ``text`` names on disk: ``file``, ``folder``, ``other`` (a device, FIFO or socket), or ``''``:
+    nothing, or text that cannot name a path (a NUL byte, a name too long for the system)."""
+    try:
+        mode = os.stat(text).st_mode
+    except (OSError, ValueError):
+        return ""
+    return "file" if stat.S_ISREG(mode) else "folder" if stat.S_ISDIR(mode) else "other"
 
 
 def read_input(path) -> str:
@@ -51,6 +61,8 @@ def read_input(path) -> str:
         info = path.stat()
     except OSError as exc:
         raise UnreadableInput(exc.strerror or str(exc)) from None
+    except ValueError:     # a NUL byte: no file has such a name
+        raise UnreadableInput("not a path (a NUL byte in the name)") from None
     if not stat.S_ISREG(info.st_mode):
         what = "a folder" if stat.S_ISDIR(info.st_mode) else "a device, FIFO or socket"
         raise UnreadableInput(f"is {what}, not a file")
@@ -80,40 +92,69 @@ def _writable_place(path: Path) -> None:
     while not parent.exists() and parent != parent.parent:
         parent = parent.parent
     if not parent.is_dir():
-        raise SimnumaError(f"{path}: cannot write here: {parent} is not a folder")
+        raise SimnumaError(f"{_named(path)}: cannot write here: {_named(parent)} is not a folder")
     if not os.access(parent, os.W_OK | os.X_OK):
-        raise SimnumaError(f"{path}: cannot write here: no permission to write in {parent}")
+        raise SimnumaError(f"{_named(path)}: cannot write here: no permission to write in {_named(parent)}")
 
 
-def check_output_file(path) -> Path:
-    """``path`` as a result file, checked before any work: never a link, a folder, a device or a FIFO."""
-    path = Path(path)
-    if path.is_symlink():
-        raise SimnumaError(f"{path}: is a symbolic link; simnuma does not replace links (give the path it points to)")
-    if path.exists():
-        mode = path.stat().st_mode
-        if not stat.S_ISREG(mode):
-            what = "a folder" if stat.S_ISDIR(mode) else "a device, FIFO or socket"
-            raise SimnumaError(f"{path}: is {what}, not a file simnuma may replace; choose another output path")
-        if not os.access(path.parent, os.W_OK | os.X_OK):
-            raise SimnumaError(f"{path}: cannot write here: no permission to write in {path.parent}")
+def _named(path) -> str:
+    """A path as a message names it (:func:`~simnuma.errors.shown`)."""
+    return shown(str(path))
+
+
+def _output_path(path, what: str, option: str) -> Path:
+    """``path`` as a Path; SimnumaError naming ``option`` when its text cannot name a ``what``: empty, or with a
+    NUL byte."""
+    text = str(path)
+    if not text:
+        raise SimnumaError(f"{option} '': an empty path names no {what}; give one")
+    if "\0" in text:
+        raise SimnumaError(f"{option} {text!r}: a path cannot contain a NUL byte")
+    return Path(text)
+
+
+def _status(path: Path):
+    """``lstat`` of ``path``, None when nothing is there; SimnumaError when the system cannot take the path."""
+    try:
+        return path.lstat()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        raise SimnumaError(f"{_named(path)}: cannot write here: {exc.strerror}") from None
+
+
+def check_output_file(path, option: str = "output file") -> Path:
+    """``path`` as a result file, checked before any work: never a link, a folder, a device or a FIFO.
+    ``option`` (``-o``) names the argument in a message about the path's text."""
+    path = _output_path(path, "file", option)
+    info = _status(path)
+    if info is None:
+        _writable_place(path)
         return path
-    _writable_place(path)
+    if stat.S_ISLNK(info.st_mode):
+        raise SimnumaError(f"{_named(path)}: is a symbolic link; simnuma does not replace links (give the path it points to)")
+    if not stat.S_ISREG(info.st_mode):
+        what = "a folder" if stat.S_ISDIR(info.st_mode) else "a device, FIFO or socket"
+        raise SimnumaError(f"{_named(path)}: is {what}, not a file simnuma may replace; choose another output path")
+    if not os.access(path.parent, os.W_OK | os.X_OK):
+        raise SimnumaError(f"{_named(path)}: cannot write here: no permission to write in {_named(path.parent)}")
     return path
 
 
-def check_output_folder(path) -> Path:
-    """``path`` as a folder of results, checked before any work: a folder (or nothing yet), never a link."""
-    path = Path(path)
-    if path.is_symlink():
-        raise SimnumaError(f"{path}: is a symbolic link; simnuma does not write through links (give the folder itself)")
-    if path.exists():
-        if not path.is_dir():
-            raise SimnumaError(f"{path}: exists and is not a folder; choose another output folder")
-        if not os.access(path, os.W_OK | os.X_OK):
-            raise SimnumaError(f"{path}: cannot write here: no permission to write in it")
+def check_output_folder(path, option: str = "output folder") -> Path:
+    """``path`` as a folder of results, checked before any work: a folder (or nothing yet), never a link.
+    ``option`` (``-o``) names the argument in a message about the path's text."""
+    path = _output_path(path, "folder", option)
+    info = _status(path)
+    if info is None:
+        _writable_place(path)
         return path
-    _writable_place(path)
+    if stat.S_ISLNK(info.st_mode):
+        raise SimnumaError(f"{_named(path)}: is a symbolic link; simnuma does not write through links (give the folder itself)")
+    if not stat.S_ISDIR(info.st_mode):
+        raise SimnumaError(f"{_named(path)}: exists and is not a folder; choose another output folder")
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise SimnumaError(f"{_named(path)}: cannot write here: no permission to write in it")
     return path
 
 
@@ -132,8 +173,8 @@ class OutputFolder:
     lock is released by the system when a process ends, however it ends.
     """
 
-    def __init__(self, path):
-        self.path = check_output_folder(path)
+    def __init__(self, path, option: str = "output folder"):
+        self.path = check_output_folder(path, option)
         self.staging: Path | None = None
         self._lock: int | None = None
         self._created = False
@@ -144,12 +185,12 @@ class OutputFolder:
             self.path.mkdir(parents=True, exist_ok=True)
             self._lock = os.open(self.path, os.O_RDONLY)
         except OSError as exc:
-            raise SimnumaError(f"{self.path}: cannot create the output folder: {exc.strerror}") from None
+            raise SimnumaError(f"{_named(self.path)}: cannot create the output folder: {exc.strerror}") from None
         try:
             fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             self._unlock()
-            raise SimnumaError(f"{self.path}: another simnuma run is writing into this folder; wait for it or"
+            raise SimnumaError(f"{_named(self.path)}: another simnuma run is writing into this folder; wait for it or"
                                " choose another output folder") from None
         for stale in self.path.glob(STAGING_PREFIX + "*"):
             shutil.rmtree(stale, ignore_errors=True)    # left by a run that was killed
@@ -190,7 +231,7 @@ def write_atomic(path, content) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as exc:
-        raise SimnumaError(f"{path}: cannot write: {exc.strerror}") from None
+        raise SimnumaError(f"{_named(path)}: cannot write: {exc.strerror}") from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -203,7 +244,7 @@ def write_atomic(path, content) -> Path:
             os.unlink(tmp)
         except OSError:
             pass
-        raise SimnumaError(f"{path}: cannot write: {exc.strerror}") from None
+        raise SimnumaError(f"{_named(path)}: cannot write: {exc.strerror}") from None
     except BaseException:
         try:
             os.unlink(tmp)

@@ -34,9 +34,11 @@ from .fileio import write_json
 if TYPE_CHECKING:
     from .topology import Topology
 
-__all__ = ["Job", "Runner", "ResultCache", "board_hash", "result_version", "simulate_job", "default_workers"]
+__all__ = ["Job", "Runner", "ResultCache", "board_hash", "result_version", "simulate_job", "default_workers",
+           "most_workers", "jobs_problem", "MOST_WORKERS_PER_CPU"]
 
 QUEUES_KEPT = 6   # a job's result keeps the busiest queues only: the rest is never reported
+MOST_WORKERS_PER_CPU = 4   # --jobs: more simulations at once than this per CPU only cost memory
 
 
 def board_hash(topology) -> str:
@@ -135,6 +137,21 @@ class ResultCache:
 def default_workers() -> int:
     """The CPUs this process may run on."""
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+
+
+def most_workers() -> int:
+    """The most worker processes a command starts (``--jobs``): :data:`MOST_WORKERS_PER_CPU` per CPU."""
+    return MOST_WORKERS_PER_CPU * default_workers()
+
+
+def jobs_problem(jobs: int) -> str:
+    """Why ``jobs`` worker processes cannot be started ('' when they can), for a ``--jobs`` message."""
+    if jobs < 1:
+        return "expected at least 1"
+    if jobs > most_workers():
+        return (f"expected at most {most_workers()} ({MOST_WORKERS_PER_CPU} per CPU of the {default_workers()}"
+                " this process may run on)")
+    return ""
 
 
 class Runner:

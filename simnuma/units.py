@@ -26,9 +26,11 @@ __all__ = [
     "format_frequency",
     "KINDS",
     "LINE_BYTES",
+    "MOST_ARRAY_BYTES",
 ]
 
 LINE_BYTES = 64   # the cache line: every thread strides by it, every memory transaction moves one
+MOST_ARRAY_BYTES = 2**50   # 1024 TiB per thread: beyond any machine's memory; results' byte counts stay exact
 
 
 class UnitError(ValueError):

@@ -635,3 +635,41 @@ def test_a_hold_the_measurements_reject_leaves_the_parameter_fitted(monkeypatch)
     assert latency.identified and latency.value == pytest.approx(70.0, abs=2.0)
     assert "held at 50 ns the cost rises beyond the 95% level" in latency.note
     assert any(line.startswith("memory.latency stays free: held at 50 ns") for line in lines)
+
+
+# ------------------------------------------------------------------ more free parameters than measurements
+
+def test_a_fit_with_more_parameters_than_measurements_says_so_in_its_record(round_trip):
+    """Four free parameters for three measurements: counted in the record, which validate then reads."""
+    from simnuma.calibrate.validate import validate
+
+    board, _, cal = round_trip
+    record = read_calibration_record(calibrated_yaml(cal, ONE_NODE, ["synthetic.json"]))
+    assert (record["free_parameters"], record["independent_measurements"]) == (4, 3)
+    assert cal.to_dict()["independent_measurements"] == 3
+    pair = synthetic(board.with_parameters(TRUTH), ["0.0.r.0 0.1.r.0"])
+    report = validate(board, pair, board_text=calibrated_yaml(cal, ONE_NODE, ["synthetic.json"]), processes=1)
+    assert report.warnings == ["the calibration had 4 free parameters for 3 independent measurements: not all of"
+                               " them can be identified"]
+
+
+def test_cli_calibrate_and_validate_both_warn_of_more_parameters_than_measurements(tmp_path):
+    board = tmp_path / "onenode.yaml"
+    board.write_text(ONE_NODE)
+    data = synthetic(one_node().with_parameters(TRUTH), ["0.0.r.0", "0.0.r.0 0.1.r.0"])
+    ref = tmp_path / "ref.yaml"
+    lines = ["format: simnuma-reference/1", "name: t", "board: onenode", f"size: {SIZE} B", "measurements:"]
+    lines += [f"  - {{case: {m.case.name}, metric: {m.metric}, thread: {m.thread}, value: {m.value!r},"
+              " source: synthetic}" for m in data]
+    ref.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "calibrated.yaml"
+    warning = "2 free parameters for 1 independent measurement: not all of them can be identified"
+    done = run_cli("calibrate", board, ref, "--fit", "memory.latency", "core.window.r", "--cases", "0.0.r.0",
+                   "-o", out, "--jobs", "1", "--json", tmp_path / "fit.json")
+    assert done.returncode == 0, done.stderr
+    assert f"warning: {warning}" in done.stdout
+    fit = json.loads((tmp_path / "fit.json").read_text())
+    assert warning in fit["warnings"] and (fit["free_parameters"], fit["independent_measurements"]) == (2, 1)
+    checked = run_cli("validate", out, ref, "--jobs", "1")
+    assert checked.returncode == 0, checked.stderr
+    assert f"warning: the calibration had {warning}" in checked.stdout

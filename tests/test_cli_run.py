@@ -56,7 +56,8 @@ def test_bad_input_is_one_line_and_exit_2(capsys, argv, message):
 
 @pytest.mark.parametrize("argv,message", [
     (["run", "quartet", "0.0.r.0@0.000001GB/s"], "the slowest rate is 1 MB/s"),
-    (["run", "quartet", "0.0.r.0", "--size", "1e30B", "--exact"], "exact mode simulates every line"),
+    (["run", "quartet", "0.0.r.0", "--size", "1e30B"], "--size: expected an array of 64 B to 1024 TiB per thread"),
+    (["run", "quartet", "0.0.r.0", "--size", "1TiB", "--exact"], "exact mode simulates every line"),
     (["run", "quartet", "0.0.r.0", "--size", "5GiB", "--exact"], "more than the 4 GiB"),
 ])
 def test_runs_that_could_not_end_are_refused_at_once(capsys, argv, message):

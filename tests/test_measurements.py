@@ -247,3 +247,42 @@ def test_version_2_chase_caveat_follows_its_huge_pages(tmp_path, fraction, cavea
     path.write_text(json.dumps(report))
     (m,) = load_measurements(path)
     assert (caveat in m.caveat) if caveat else m.caveat == ""
+
+
+# ------------------------------------------------------------------ repetitions: the error bar
+
+def test_a_report_gives_each_figure_its_repetitions_and_error_bar(tmp_path):
+    """Bandwidths are ``GBps.all``; a chase's latency per repetition is the line over its bandwidth."""
+    report = bench_report([("0.0.r.0", "foreground", 10.0, 6.4), ("0.1.l.0", "foreground", 0.64, 100.0)])
+    report["threads"][0]["GBps"]["all"] = [9.5, 10.0, 9.0]
+    report["threads"][1]["GBps"]["all"] = [0.64, 0.5, 0.6]
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(report))
+    reader, chase = load_measurements(path)
+    assert reader.repetitions == (9.5, 10.0, 9.0) and reader.error_bar == (9.0, 10.0)
+    assert chase.repetitions == pytest.approx((100.0, 128.0, 64 / 0.6))
+    assert chase.error_bar == pytest.approx((100.0, 128.0))          # the best (lowest) latency at its bottom
+    assert reader.within_error_bar(9.2) is True and reader.within_error_bar(10.5) is False
+    assert reader.to_dict()["repetitions"] == [9.5, 10.0, 9.0]
+
+
+@pytest.mark.parametrize("rates", [
+    "missing", None, [], [10.0], "fast", [10.0, "9.5"], [10.0, 0.0], [10.0, -1.0], [10.0, True], [10.0, None],
+    {"a": 1},
+])
+def test_a_report_without_usable_repetitions_has_no_error_bar(tmp_path, rates):
+    report = bench_report([("0.0.r.0", "foreground", 10.0, 6.4)])
+    if rates != "missing":
+        report["threads"][0]["GBps"]["all"] = rates
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(report))
+    (m,) = load_measurements(path)
+    assert m.value == 10.0 and m.error_bar is None and m.within_error_bar(10.0) is None
+    assert len(m.repetitions) <= 1     # a single repetition is kept, but says nothing of the spread
+
+
+def test_version_1_files_keep_their_repetitions_and_reference_datasets_have_none():
+    (chase,) = load_measurements(V1 / "chase.json")
+    low, high = chase.error_bar
+    assert low == pytest.approx(chase.value) and high == pytest.approx(64 / 0.413357476)
+    assert all(m.error_bar is None for m in load_measurements("quartet-single-thread"))

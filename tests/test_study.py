@@ -81,6 +81,7 @@ BAD_STUDIES = [
     ("name: a\nboards: {pf: {board: dual, changes: {coherense: probe_filter}}}\ncases: [0.0.r.0]\n", 2,
      "boards.pf.changes: "),
     ("name: a\nboard: dual\nplot: pie\ncases: [0.0.r.0]\n", 3, "plot: unknown plot kind 'pie'"),
+    ("name: a\nboard: dual\nsize: 1e308 B\ncases: [0.0.r.0]\n", 3, "size: an array is at most 1024 TiB per thread"),
     ("name: a\nboard: dual\ncases: [0.0.r.0\n", 4, "YAML syntax error"),
 ]
 

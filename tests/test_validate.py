@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import builtins
 import csv
+import dataclasses
 import io
 import json
 import os
@@ -14,9 +15,17 @@ import pytest
 
 from simnuma.calibrate import RECORD_PREFIX
 from simnuma.errors import CalibrationError
-from simnuma.measurements import MachineInfo, Measurement, MeasurementSet, parse_case
+from simnuma.measurements import MachineInfo, Measurement, MeasurementSet, load_measurements, parse_case
 from simnuma.topology import parse_topology
-from simnuma.calibrate.validate import PLOT_HINT, Validation, ValidationRow, validate, write_outputs
+from simnuma.calibrate.validate import (
+    ERROR_BAR_LEGEND,
+    PLOT_HINT,
+    Validation,
+    ValidationRow,
+    calibration_overfit,
+    validate,
+    write_outputs,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 SIZE = 1 << 20
@@ -42,9 +51,9 @@ coherence: probe_filter
 """
 
 
-def measurement(case, thread, value, metric="thread_GBps"):
+def measurement(case, thread, value, metric="thread_GBps", repetitions=()):
     return Measurement(case=parse_case(case), metric=metric, value=value, source="test", machine=MACHINE,
-                       origin="test.json", thread=thread, size_bytes=SIZE)
+                       origin="test.json", thread=thread, size_bytes=SIZE, repetitions=repetitions)
 
 
 def data_set(*items):
@@ -108,8 +117,8 @@ def test_a_reversed_ordering_is_named():
 def test_markdown_content():
     text = fixed_report().to_markdown()
     assert text.startswith("# Validation of board `onenode`")
-    assert "| case | metric | measured | predicted | error |" in text
-    assert "| 0.0.w.0 0.1.w.0 | 0.0.w.0 GB/s | 1.00 | 0.800 | -20.0% |" in text
+    assert "| case | metric | measured | error bar | predicted | error | within |" in text
+    assert "| 0.0.w.0 0.1.w.0 | 0.0.w.0 GB/s | 1.00 | n/a | 0.800 | -20.0% | n/a |" in text
     assert "mean |error| 11.7%, worst -20.0% (0.0.w.0 0.1.w.0 | 0.0.w.0 GB/s)" in text
     assert "not validated (used for calibration): 0.0.r.0" in text
 
@@ -256,8 +265,6 @@ def test_the_header_names_what_the_calibration_did_not_identify():
 
 
 def test_untrusted_measurements_are_listed_but_left_out_of_the_headline():
-    import dataclasses
-
     report = fixed_report()
     shaky = dataclasses.replace(report.rows[1].measurement, caveat="the thread shared its CPU (60%)")
     rows = [report.rows[0], ValidationRow(shaky, 0.8), report.rows[2]]
@@ -273,3 +280,108 @@ def test_untrusted_measurements_are_listed_but_left_out_of_the_headline():
     assert "1 untrusted measurement (*) counted" in everything.render_text()
     only_shaky = dataclasses.replace(report, rows=[ValidationRow(shaky, 0.8)])
     assert only_shaky.mean_abs_error_percent == pytest.approx(20.0)   # nothing trusted: all are counted
+
+
+# ------------------------------------------------------------------ error bars from the repetitions
+
+def error_bar_report(include_untrusted=False):
+    """Four rows: inside its bar, outside it, no repetitions (n/a), and an untrusted one inside its bar."""
+    rows = [ValidationRow(measurement("0.0.r.0 0.1.r.0", "0.0.r.0", 2.0, repetitions=(1.8, 2.0, 1.9)), 1.85),
+            ValidationRow(measurement("0.0.w.0 0.1.w.0", "0.0.w.0", 1.0, repetitions=(0.95, 1.0)), 1.2),
+            ValidationRow(measurement("0.0.r.0 bg 0.1.r.0@1GB/s", "0.0.r.0", 4.0), 4.2),
+            ValidationRow(dataclasses.replace(measurement("0.0.l.0 bg 0.1.r.0", "0.0.l.0", 150.0, "thread_latency_ns",
+                                                          repetitions=(150.0, 190.0)), caveat="repetitions spread 27%"),
+                          170.0)]
+    return Validation("onenode", "b.yaml", None, data_set(*(r.measurement for r in rows)), rows, [], 0.1,
+                      include_untrusted=include_untrusted)
+
+
+def test_each_measured_value_shows_the_range_of_its_repetitions_and_whether_the_prediction_is_inside():
+    report = error_bar_report()
+    cells = [r.cells() for r in report.rows]
+    assert cells[0][2:] == ["2.00", "1.80..2.00", "1.85", "-7.5%", "yes"]
+    assert cells[1][2:] == ["1.00", "0.950..1.00", "1.20", "+20.0%", "no"]
+    assert cells[2][2:] == ["4.00", "n/a", "4.20", "+5.0%", "n/a"]           # a measurement without repetitions
+    assert cells[3][3:] == ["150.0..190.0", "170.0", "+13.3% *", "yes"]
+    text = report.render_text()
+    header = next(line for line in text.splitlines() if line.startswith("case "))
+    assert header.split() == ["case", "metric", "measured", "error", "bar", "predicted", "error", "within"]
+    assert ERROR_BAR_LEGEND in text and "lowest..highest value of the measurement's repetitions" in ERROR_BAR_LEGEND
+    # the untrusted chase is left out of the headline figures, its error bar among them
+    assert "predictions within their error bar: 1 of 2 (1 measurement without repetitions)" in text
+    assert report.summary()["within_error_bar"] == 1 and report.summary()["with_error_bar"] == 2
+    assert error_bar_report(include_untrusted=True).error_bar_counts() == (2, 3)
+    markdown = report.to_markdown()
+    assert "| 0.0.r.0 0.1.r.0 | 0.0.r.0 GB/s | 2.00 | 1.80..2.00 | 1.85 | -7.5% | yes |" in markdown
+    assert "predictions within their error bar: 1 of 2" in markdown
+
+
+def test_the_files_carry_the_error_bars_and_none_where_there_is_none():
+    report = error_bar_report()
+    rows = report.to_dict()["rows"]
+    assert rows[0]["error_bar"] == {"low": 1.8, "high": 2.0, "repetitions": 3} and rows[0]["within_error_bar"] is True
+    assert rows[1]["within_error_bar"] is False
+    assert rows[2]["error_bar"] is None and rows[2]["within_error_bar"] is None
+    json.dumps(report.to_dict())
+    table = list(csv.DictReader(io.StringIO(report.to_csv())))
+    assert (table[0]["error_bar_low"], table[0]["error_bar_high"], table[0]["within_error_bar"]) == ("1.8", "2.0", "true")
+    assert (table[2]["error_bar_low"], table[2]["error_bar_high"], table[2]["within_error_bar"]) == ("", "", "")
+
+
+def test_the_plots_draw_the_error_bars(tmp_path):
+    pytest.importorskip("matplotlib")
+    written, note = write_outputs(error_bar_report(), tmp_path)
+    assert note == "" and all((tmp_path / name).read_bytes()[:4] == b"\x89PNG" for name in ("parity.png", "bars.png"))
+
+
+def test_without_any_repetitions_the_error_bars_are_not_applicable():
+    report = fixed_report()        # reference-style measurements: no repetitions at all
+    assert "predictions within their error bar: n/a (no counted measurement has repetitions)" in report.render_text()
+    assert report.summary()["with_error_bar"] == 0
+    one = measurement("0.0.r.0", "0.0.r.0", 2.0, repetitions=(2.0,))
+    assert one.error_bar is None          # a single repetition says nothing of the spread
+
+
+def test_validation_of_a_bench_report_shows_its_repetitions(tmp_path):
+    """End to end: a report's GBps.all becomes the error bar of validate's row."""
+    report = {"format": "simnuma-bench/2", "date": "2026-01-01T00:00:00Z", "size_bytes": SIZE,
+              "host": {"cpu_model": "Test CPU", "nodes": [{"id": 0, "cpus": [0, 1], "memory_bytes": 1}]},
+              "threads": [{"spec": s, "role": "foreground", "GBps": {"best": 2.0, "all": [1.0, 2.0, 1.5]},
+                           "ns_per_access": {"best": 32.0}} for s in ("0.0.r.0", "0.1.r.0")]}
+    path = tmp_path / "pair.json"
+    path.write_text(json.dumps(report))
+    done = validate(parse_topology(BOARD), load_measurements(path), processes=1)
+    assert [r.cells()[3] for r in done.rows] == ["1.00..2.00", "1.00..2.00"]
+    assert done.summary()["with_error_bar"] == 2
+
+
+# ------------------------------------------------------------------ a calibration with more parameters than measurements
+
+def record_text(**fields):
+    record = {"version": "0.1.0", "date": "2026-01-01", "cases": ["0.0.r.0"], "measurements": ["cal.json"], **fields}
+    return f"{RECORD_PREFIX}{json.dumps(record)}\n" + BOARD
+
+
+OVERFIT = "the calibration had 4 free parameters for 3 independent measurements: not all of them can be identified"
+
+
+@pytest.mark.parametrize("fields, warning", [
+    ({"free_parameters": 4, "independent_measurements": 3}, OVERFIT),
+    ({"free_parameters": 3, "independent_measurements": 3}, None),
+    # a board calibrated before the record counted them: the calibration's own warning
+    ({"warnings": ["4 free parameters for 3 independent measurements: not all of them can be identified"]}, OVERFIT),
+    ({"warnings": ["2 free parameters for 1 independent measurements: not all of them can be identified"]},
+     "the calibration had 2 free parameters for 1 independent measurement: not all of them can be identified"),
+    ({"warnings": ["0.0.l.0 | 0.0.l.0 latency ns: fitted as named, although ..."]}, None),
+    ({"warnings": "4 free parameters for 3 independent measurements"}, None),   # malformed: ignored
+    ({}, None),                                                                 # an old record says nothing
+])
+def test_validate_warns_when_the_calibration_had_more_parameters_than_measurements(fields, warning):
+    data = data_set(measurement("0.0.r.0", "0.0.r.0", 2.0), measurement("0.0.r.0 0.1.r.0", "0.1.r.0", 1.8))
+    report = validate(parse_topology(BOARD), data, board_text=record_text(**fields), processes=1)
+    assert report.warnings == ([warning] if warning else [])
+    assert report.to_dict()["warnings"] == report.warnings
+    text = report.render_text()
+    assert (f"warning: {warning}" in text and f"- warning: {warning}" in report.to_markdown()) if warning \
+        else "warning" not in text
+    assert calibration_overfit(None) is None      # a board without a record

@@ -68,7 +68,10 @@ def register(sub) -> None:
     suite = bsub.add_parser("suite", help="run the standard cases for this host")
     suite.add_argument("-o", "--output", default="bench-suite", metavar="DIR",
                        help="folder for one JSON per case and suite.json (default: bench-suite)")
-    _size_and_reps(suite, "timed repetitions of each case per round (default 3)", default_reps="3")
+    _size_and_reps(suite, "timed repetitions of each case per round (default 3)", default_reps="3",
+                   size_help="bytes per array of every case, e.g. 64MiB (default: 4 x the last-level cache, at"
+                             " least 64 MiB, limited so that the largest case on a node takes at most half its"
+                             " memory and no array exceeds 1 GiB; see docs/bench.md)")
     suite.add_argument("--rounds", default="5", metavar="N",
                        help="passes over all cases, alternately forwards and backwards; each case's report merges"
                             " its N x reps repetitions, so that all cases sample the same stretch of a drifting"
@@ -77,9 +80,10 @@ def register(sub) -> None:
     suite.set_defaults(func=cmd_suite)
 
 
-def _size_and_reps(parser, reps_help: str = "timed repetitions (default 5)", default_reps: str = "5") -> None:
-    parser.add_argument("--size", metavar="BYTES",
-                        help="bytes per array, e.g. 64MiB (default: 4 x the last-level cache, at least 64 MiB)")
+def _size_and_reps(parser, reps_help: str = "timed repetitions (default 5)", default_reps: str = "5",
+                   size_help: str = "bytes per array, e.g. 64MiB (default: 4 x the last-level cache, at least"
+                                    " 64 MiB)") -> None:
+    parser.add_argument("--size", metavar="BYTES", help=size_help)
     parser.add_argument("--reps", default=default_reps, metavar="N", help=reps_help)
 
 

@@ -9,7 +9,9 @@ Everything comes from files, so a fixture tree can stand in for ``/sys``:
   host read from the real ``/sys``, the larger of that and ``/proc/meminfo``);
 - distances: ``nodeN/distance`` (the firmware's SLIT, 10 = local);
 - caches: ``ROOT/devices/system/cpu/cpuX/cache/index*/{level,type,size}`` of the
-  first CPU; the last-level cache sets the default array size;
+  first CPU; the last-level cache (one instance: sysfs gives the size of the
+  instance the CPU shares with those of its ``shared_cpu_list``) sets the
+  default array size;
 - hardware threads sharing a core: ``ROOT/devices/system/cpu/cpuX/topology/
   thread_siblings_list``, where readable;
 - transparent huge pages (the mode and the huge page size) and the cpufreq
@@ -343,7 +345,12 @@ def discover_host(sysfs_root="/sys") -> Host:
 # ------------------------------------------------------------------ placing
 
 def default_size_bytes(host: Host) -> int:
-    """4 x the last-level cache, at least 64 MiB, in whole 2 MiB (as the native benchmark does)."""
+    """4 x the last-level cache, at least 64 MiB, in whole 2 MiB (as the native benchmark does).
+
+    One thread's array four times the cache instance it can use: caching moves
+    its figure by a quarter at most.  A suite limits this by the nodes' memory
+    and a cap (:func:`simnuma.bench.plan.suite_array_size`).
+    """
     size = max(MIN_DEFAULT_BYTES, 4 * host.llc_bytes)
     return (size + DEFAULT_SIZE_ALIGN - 1) // DEFAULT_SIZE_ALIGN * DEFAULT_SIZE_ALIGN
 

@@ -29,6 +29,19 @@ No case uses more threads than the host has CPUs or more memory than a node
 has free; the cases that would are listed as skipped with the reason.  A case
 that two groups share (on a two-CPU node the peak of r is the r+r pair) runs
 once and is listed in both groups.
+
+Every case of a suite uses one array size (:func:`suite_array_size`): the
+benchmark's default (:func:`~simnuma.bench.host.default_size_bytes`: 4 x the
+last-level cache instance of one CPU, at least 64 MiB), unless the arrays of
+the largest case on a node would take more than :data:`MEMORY_SHARE` of that
+node's memory, or an array would exceed :data:`MOST_ARRAY_BYTES`; then the
+largest size within both, in whole 2 MiB.  The default keeps a single thread's
+array four times the cache it can use, so that caching moves its figure by a
+quarter at most; the suite runs many threads at once (every CPU of a node at
+its peak, three arrays each for the triad) and every case in several rounds,
+so on a host with a large cache and many CPUs per node the default would take
+more memory than the node has and far longer than it needs.  Smaller arrays
+may stay partly in cache: the suite says so in one line.
 """
 from __future__ import annotations
 
@@ -40,10 +53,11 @@ from ..case import SEPARATOR, Case, parse_case
 from ..errors import BenchError
 from ..units import format_bandwidth
 from ..workload import parse_spec
-from .host import Host, array_count, default_size_bytes, format_bytes
+from .host import DEFAULT_SIZE_ALIGN, MIN_DEFAULT_BYTES, Host, array_count, default_size_bytes, format_bytes
 
 __all__ = ["PlannedCase", "planned", "SuitePlan", "suite_plan", "suite_cases", "INDEX_FORMAT", "BACKGROUND_RATES", "stream_counts",
-           "paced_rates", "MIXES", "MOST_STREAM_COUNTS", "PACED_FRACTIONS"]
+           "paced_rates", "MIXES", "MOST_STREAM_COUNTS", "PACED_FRACTIONS", "ArraySize", "suite_array_size",
+           "MEMORY_SHARE", "MOST_ARRAY_BYTES"]
 
 INDEX_FORMAT = "simnuma-bench-suite/1"
 BACKGROUND_RATES = ("0.5GB/s", "2GB/s")
@@ -52,6 +66,8 @@ MIXES = ("r", "t", "w")            # background ops of the loaded-latency cases:
 MOST_STREAM_COUNTS = 8             # unthrottled stream counts per mix, spread from 1 to K
 PACED_FRACTIONS = (0.1, 1.2)       # paced totals from 10% to 120% of K x the single-thread bandwidth
 _LONGEST_STEM = 120                # report file names stay far below the 255 bytes a file system allows
+MEMORY_SHARE = 0.5                 # the arrays of the largest case on a node take at most this share of its memory
+MOST_ARRAY_BYTES = 1 << 30         # no array of a suite is larger: a chase's pass over 1 GiB is 16.8 M loads
 
 
 @dataclass(frozen=True)
@@ -96,7 +112,7 @@ class SuitePlan:
     """The cases of a suite, the cases skipped (with why), and the groups each case belongs to."""
 
     host: Host
-    size_bytes: int
+    size_bytes: int | None           # None: the arrays' memory is not checked (the plan that sizes them)
     cases: list = field(default_factory=list)
     skipped: list = field(default_factory=list)
     groups: dict = field(default_factory=dict)   # group -> case names, in order
@@ -124,13 +140,24 @@ class SuitePlan:
         needed = len(case.threads) + len(case.background)
         if needed > self.host.cpu_count:
             return f"needs {needed} CPUs, the host has {self.host.cpu_count}"
-        specs = [parse_spec(s) for s in case.threads + case.background]
+        if self.size_bytes is None:
+            return ""
+        arrays = arrays_by_node(case)
         for node in self.host.nodes:
-            need = sum(self.size_bytes * array_count(s.op) for s in specs if s.mem_node == node.id)
+            need = self.size_bytes * arrays.get(node.id, 0)
             if need and node.memory_free_bytes is not None and need > node.memory_free_bytes:
                 return (f"its arrays need {format_bytes(need)} on node {node.id}, which has"
                         f" {format_bytes(node.memory_free_bytes)} free")
         return ""
+
+
+def arrays_by_node(case: PlannedCase) -> dict:
+    """``{node id: arrays}``: how many arrays the case's threads (foreground and background) put on each node."""
+    out: dict[int, int] = {}
+    for text in case.threads + case.background:
+        spec = parse_spec(text)
+        out[spec.mem_node] = out.get(spec.mem_node, 0) + array_count(spec.op)
+    return out
 
 
 def _home_node(host: Host):
@@ -307,9 +334,14 @@ def suite_plan(host: Host, stream_GBps: dict | None = None, size_bytes: int | No
     ``stream_GBps`` maps each streaming op (r, w, t) to one unthrottled thread's
     bandwidth (what :func:`~simnuma.bench.estimate.probe_host` measures); the
     paced loaded-latency cases are planned against it, and skipped without it.
-    ``size_bytes`` is the size of each array (default: as the benchmark's).
+    ``size_bytes`` is the size of each array (default: :func:`suite_array_size`).
     """
-    plan = SuitePlan(host, size_bytes or default_size_bytes(host))
+    return _plan(host, stream_GBps, size_bytes or suite_array_size(host).size_bytes)
+
+
+def _plan(host: Host, stream_GBps: dict | None, size_bytes: int | None) -> SuitePlan:
+    """The plan at ``size_bytes`` per array (None: every case that has the CPUs, whatever its memory)."""
+    plan = SuitePlan(host, size_bytes)
     home = _home_node(host)
     others = [n for n in host.nodes if n.cpus and n.has_memory and n.id != home.id]
     nearest = _nearest(host, home, others)
@@ -331,3 +363,73 @@ def suite_cases(host: Host, stream_GBps: dict | None = None, size_bytes: int | N
     """``(cases, skipped)`` for ``host``; skipped entries say why a case does not fit (see :func:`suite_plan`)."""
     plan = suite_plan(host, stream_GBps, size_bytes)
     return plan.cases, plan.skipped
+
+
+# ------------------------------------------------------------------ the array size
+
+@dataclass(frozen=True)
+class ArraySize:
+    """The suite's array size: the benchmark's default, or less where a node's memory or the cap sets it."""
+
+    size_bytes: int
+    wanted_bytes: int   # the benchmark's default for the host (4 x its last-level cache, at least 64 MiB)
+    llc_bytes: int      # the last-level cache the default was derived from
+    limit: str = ""     # why ``size_bytes`` is below ``wanted_bytes`` ('' when it is not)
+
+    @property
+    def limited(self) -> bool:
+        return self.size_bytes < self.wanted_bytes
+
+    @property
+    def wanted_text(self) -> str:
+        """``4 x the 96 MiB last-level cache`` or ``the 64 MiB minimum``: where the default comes from."""
+        if 4 * self.llc_bytes > MIN_DEFAULT_BYTES:
+            return f"4 x the {format_bytes(self.llc_bytes)} last-level cache"
+        return f"the {format_bytes(MIN_DEFAULT_BYTES)} minimum"
+
+    @property
+    def rule(self) -> str:
+        """How the size was chosen, for the suite's index."""
+        default = f"default: {self.wanted_text}, in whole 2 MiB"
+        return f"{default}, limited to {format_bytes(self.size_bytes)}: {self.limit}" if self.limited else default
+
+    def note(self) -> str:
+        """The one line the suite prints when the size is limited."""
+        return (f"bench suite: arrays of {format_bytes(self.size_bytes)}, not {format_bytes(self.wanted_bytes)}"
+                f" ({self.wanted_text}): {self.limit}; arrays this small may stay partly in cache")
+
+
+def suite_array_size(host: Host) -> ArraySize:
+    """The array size of every case of a suite on ``host`` (see the module docstring for the rule and why).
+
+    The benchmark's default, unless the largest planned case on a node would
+    need more than :data:`MEMORY_SHARE` of that node's memory (``MemTotal``),
+    or an array more than :data:`MOST_ARRAY_BYTES`; then the largest size
+    within both, rounded down to whole 2 MiB.
+    """
+    wanted = default_size_bytes(host)
+    limits = [(MOST_ARRAY_BYTES, f"the suite's cap of {format_bytes(MOST_ARRAY_BYTES)} per array (a pass of the"
+                                 " latency chase grows with its array)")]
+    limits += _memory_limits(host)
+    most_bytes, why = min(limits, key=lambda limit: limit[0])
+    if most_bytes >= wanted:
+        return ArraySize(wanted, wanted, host.llc_bytes)
+    size = max(DEFAULT_SIZE_ALIGN, most_bytes // DEFAULT_SIZE_ALIGN * DEFAULT_SIZE_ALIGN)
+    return ArraySize(size, wanted, host.llc_bytes, why)
+
+
+def _memory_limits(host: Host) -> list:
+    """``[(bytes per array, why)]``: for each node of known memory, its share over the most arrays a case puts on it."""
+    most: dict[int, tuple] = {}   # node id -> (arrays, the case)
+    for case in _plan(host, None, None).cases:   # paced cases put as many arrays on a node as the unpaced ones
+        for node_id, arrays in arrays_by_node(case).items():
+            if arrays > most.get(node_id, (0, None))[0]:
+                most[node_id] = (arrays, case)
+    out = []
+    for node in host.nodes:
+        if node.id in most and node.memory_total_bytes:
+            arrays, case = most[node.id]
+            out.append((int(MEMORY_SHARE * node.memory_total_bytes) // arrays,
+                        f"the {arrays} arrays of the largest case on node {node.id} (a {case.kind} case) must fit in"
+                        f" {MEMORY_SHARE:.0%} of its {format_bytes(node.memory_total_bytes)} of memory"))
+    return out

@@ -18,7 +18,7 @@ from .estimate import Probe, estimate_text, probe_host, suite_seconds
 from .host import Host, discover_host, format_bytes
 from .merge import merge_reports
 from .plan import (BACKGROUND_RATES, INDEX_FORMAT, MIXES, MOST_STREAM_COUNTS, PACED_FRACTIONS, PlannedCase, SuitePlan, _home_node,
-                   paced_rates, stream_counts, suite_cases, suite_plan)
+                   paced_rates, stream_counts, suite_array_size, suite_cases, suite_plan)
 from .run import parse_count, parse_pages, parse_reps, parse_size, run_bench
 
 __all__ = ["PlannedCase", "SuitePlan", "suite_plan", "suite_cases", "run_suite", "parse_rounds", "INDEX_FORMAT",
@@ -160,11 +160,15 @@ def run_suite(out_dir, size_bytes=None, reps: int = 3, host: Host | None = None,
               rounds: int = 5, pages: str = "auto", probe: Probe | None = None, announce=None) -> dict:
     """Run every case of :func:`suite_plan`; write one JSON per case and ``suite.json``; return the index.
 
-    First a probe (:func:`~simnuma.bench.estimate.probe_host`, unless ``probe``
-    is given) measures one idle thread of each op: the paced loaded-latency
+    Every case (and the probe) uses arrays of ``size_bytes``, by default
+    :func:`~simnuma.bench.plan.suite_array_size`: the benchmark's default,
+    limited by the nodes' memory and a cap; when a limit applies,
+    ``announce`` (a callable taking one line) is told so and why first.  Then
+    a probe (:func:`~simnuma.bench.estimate.probe_host`, unless ``probe`` is
+    given) measures one idle thread of each op: the paced loaded-latency
     cases are planned against its bandwidths, and the suite's duration is
-    estimated from its times and passed to ``announce`` (a callable taking one
-    line) before anything else runs.  The cases are measured in ``rounds``
+    estimated from its times and passed to ``announce`` before any case
+    runs.  The cases are measured in ``rounds``
     passes of ``reps`` repetitions each (alternately forwards and backwards), so
     that every case samples the same stretch of time; each case's report merges
     its rounds (:func:`merge_reports`).  ``pages`` is the benchmark's ``--pages``.
@@ -173,10 +177,10 @@ def run_suite(out_dir, size_bytes=None, reps: int = 3, host: Host | None = None,
     """
     out_dir = Path(out_dir)
     host = host or discover_host()
-    size = parse_size(size_bytes) if size_bytes is not None else None
     reps = parse_reps(reps)
     rounds = parse_rounds(rounds)
     pages = parse_pages(pages)
+    size, size_rule = _array_size(host, size_bytes, announce)
     started = time.monotonic()
     date = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     load_before = load_average()
@@ -195,6 +199,7 @@ def run_suite(out_dir, size_bytes=None, reps: int = 3, host: Host | None = None,
     measured_seconds = time.monotonic() - measuring
     entries = {case.name: _finish_case(case, reports[case.name], elapsed[case.name], out_dir) for case in plan.cases}
     index = _index(host, plan.cases, plan.skipped, entries, size, reps, time.monotonic() - started)
+    index["size_rule"] = size_rule
     index["rounds"] = rounds
     index["date"] = date
     index["pages"] = pages
@@ -221,13 +226,23 @@ def parse_rounds(text) -> int:
     return parse_count(text, "--rounds", 10_000)
 
 
+def _array_size(host: Host, size_bytes, announce) -> tuple:
+    """``(bytes per array, how it was chosen)``: ``--size`` as given, else the suite's rule (a limit announced)."""
+    if size_bytes is not None:
+        return parse_size(size_bytes), "--size"
+    chosen = suite_array_size(host)
+    if chosen.limited and announce is not None:
+        announce(chosen.note())
+    return chosen.size_bytes, chosen.rule
+
+
 def _index(host: Host, cases, skipped, entries, size, reps, elapsed_seconds) -> dict:
     observations = [o for o in (observe_scaling(entries, host, "r"), observe_scaling(entries, host, "w")) if o]
     return {
         "format": INDEX_FORMAT,
         "host": host.to_dict(),
         "size_bytes": size,
-        "size": format_bytes(size) if size else "default (4 x the last-level cache, at least 64 MiB)",
+        "size": format_bytes(size),
         "reps": reps,
         "elapsed_seconds": elapsed_seconds,
         "cases": [{"name": c.name, "kind": c.kind, "threads": list(c.threads), "background": list(c.background),

@@ -21,7 +21,7 @@ from .parameters import (
     FreeParameter,
     parse_fit,
 )
-from .results import _NO_EFFECT, Calibration, FitRow, ParameterFit, _linear_step
+from .results import _NO_EFFECT, Calibration, FitRow, ParameterFit, _linear_step, overfit_warning
 from .search import Evaluator, _Fit, _Search
 from .verdicts import _classify, _correlation_matrix, _integer_verdicts, _noise, _Verdict
 
@@ -99,9 +99,9 @@ def calibrate(topology, data: MeasurementSet, fit=None, cases=None, processes: i
     priors = {p.name: p.prior(topology) for p in params}
     log = log or (lambda text: None)
     with Evaluator(topology, subset, params, processes, seed, progress) as ev:
-        if len(params) > ev.independent:
-            warnings.append(f"{len(params)} free parameters for {ev.independent} independent measurements:"
-                            " not all of them can be identified")
+        overfit = overfit_warning(len(params), ev.independent)
+        if overfit:
+            warnings.append(overfit)
         search = _Search(ev, params, priors, max_evaluations, log)
         start = {p.name: int(min(max(round(priors[p.name]), p.low), p.high)) for p in search.integers}
         start_values = _start(search, subset, priors, start)
@@ -134,6 +134,7 @@ def calibrate(topology, data: MeasurementSet, fit=None, cases=None, processes: i
                            simulations=ev.simulations, evaluations=ev.evaluations, screened=search.screened,
                            fitted_windows=len(search.fits), wall_seconds=time.perf_counter() - started,
                            left_out=left_out, warnings=warnings, independent=ev.independent,
+                           free_parameters=len(params),
                            correlation={"parameters": names, "matrix": matrix.tolist()})
 
 
@@ -220,7 +221,8 @@ def _usable(params: list, topology: Topology, ops: frozenset):
         else:
             out.append(p)
     if not out:
-        raise CalibrationError(f"none of the parameters to fit matters for these cases on board {topology.name!r}")
+        raise CalibrationError(f"--fit {' '.join(p.name for p in params)}: none of these parameters matters for the"
+                               f" cases fitted on board {topology.name!r}; fit others")
     return out, unusable
 
 

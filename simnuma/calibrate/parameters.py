@@ -4,13 +4,14 @@ parameter's ``fit``); the fit's settings; parsing ``--fit``."""
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, replace
 
 from ..errors import CalibrationError
 from ..topology.memparams import MEMORY_MODELS
 from ..model.system import DEFAULT_SIZE_BYTES  # noqa: F401 - one array size for every command
 from ..topology.params import BOARD_PARAMETERS, REQUIRED, declared
+from ..topology.schema import check_value
+from ..units import KINDS
 from ..topology import Topology
 from ..workload import parse_spec
 from .cases import is_peak
@@ -23,6 +24,7 @@ CONFIDENCE = 0.95            # the level of the intervals and of the integers' r
 UNIDENTIFIED_WIDTH = 0.5     # a 95% interval over more than this share of the range: not identified
 STRONG_CORRELATION = 0.95    # |r| above this with another fitted parameter: only their combination is determined
 MAX_FIT_EVALUATIONS = 15     # residual evaluations per continuous fit (Jacobians come on top)
+MOST_FIT_EVALUATIONS = 1000  # --max-evaluations: a fit converges in tens; thousands would run for hours
 FIT_FTOL = 1e-2              # stop when the cost falls by less than 1% (predictions are precise to ~1%)
 FIT_XTOL = 1e-2              # ... or the step is under 1% of the scaled parameters
 JACOBIAN_REFRESH = 2         # accepted steps between finite-difference Jacobians (Broyden updates between)
@@ -188,7 +190,7 @@ _MODEL_VARIANTS = {(name, model): variant for name, param, _ in _catalogue() for
 DEFAULT_FIT = ("memory.latency", "memory.efficiency", "memory.queue", "link.latency", "xbar.latency",
                "probe.lookup", "core.window.r", "core.window.w", "core.window.t")
 _INTEGER_MAX = {name: param.fit.integer_max for name, param, _ in _catalogue() if param.kind == "int"}
-_BOUNDS = re.compile(r"^([A-Za-z_.]+)\s*=\s*([-+0-9.eE]+)\s*:\s*([-+0-9.eE]+)$")
+FIT_DECIMALS = 9             # a fitted value goes to the board rounded to this many decimals (Evaluator.changes)
 
 
 def default_fit(topology: Topology, cases) -> list:
@@ -229,8 +231,8 @@ def parse_fit(items=None, topology: Topology | None = None, cases=()) -> list:
     out, seen = [], set()
     for item in items:
         text = str(item).strip()
-        m = _BOUNDS.match(text)
-        name = m.group(1) if m else text
+        name, bounded, bounds = text.partition("=")
+        name = name.strip()
         if name not in PARAMETERS:
             if name.startswith("memory.dram"):
                 raise CalibrationError(f"--fit {text!r}: the DRAM's organisation and timings (memory.dram) are"
@@ -242,18 +244,45 @@ def parse_fit(items=None, topology: Topology | None = None, cases=()) -> list:
             raise CalibrationError(f"--fit {name!r} is given twice")
         seen.add(name)
         param = PARAMETERS[name].for_board(topology) if topology is not None else PARAMETERS[name]
-        if m:
-            param = _bounded(param, float(m.group(2)), float(m.group(3)), text)
+        if bounded:
+            param = _bounded(param, *_bounds(bounds, text), text)
         out.append(param)
     return out
+
+
+def _bounds(bounds: str, text: str) -> tuple[float, float]:
+    """``(LOW, HIGH)`` of the ``LOW:HIGH`` of the ``--fit`` item ``text``."""
+    try:
+        low, high = (float(part) for part in bounds.split(":"))
+    except ValueError:    # not numbers, or not two of them
+        raise CalibrationError(f"--fit {text!r}: expected NAME=LOW:HIGH with two numbers, got {bounds.strip()!r}"
+                               " after '='") from None
+    return low, high
 
 
 def _bounded(param: FreeParameter, low: float, high: float, text: str) -> FreeParameter:
     if not (math.isfinite(low) and math.isfinite(high) and 0 < low < high):
         raise CalibrationError(f"--fit {text!r}: bounds must be positive with LOW < HIGH")
+    if round(low, FIT_DECIMALS) <= 0:
+        raise CalibrationError(f"--fit {text!r}: LOW is below 1e-{FIT_DECIMALS}, finer than the values the fit gives"
+                               " the board")
+    for bound in (low, high):
+        _check_plausible(param, bound, text)
     if param.name == "memory.efficiency" and high > 1:
         raise CalibrationError(f"--fit {text!r}: an efficiency is at most 1")
     top = _INTEGER_MAX.get(param.name, 1024)
     if param.integer and (low != int(low) or high != int(high) or high > top):
         raise CalibrationError(f"--fit {text!r}: {param.name} bounds are whole numbers from 1 to {top}")
     return param.with_bounds(low, high)
+
+
+def _check_plausible(param: FreeParameter, bound: float, text: str) -> None:
+    """CalibrationError when a board could not take ``bound`` for ``param`` (a time or bandwidth far beyond what
+    one can be: the board's own plausibility check, before any simulation)."""
+    kind = declared(param.name)[0].kind
+    if kind not in KINDS:    # counts and fractions: bounded above
+        return
+    try:
+        check_value(kind, f"{bound!r} {param.unit}")
+    except ValueError as exc:
+        raise CalibrationError(f"--fit {text!r}: {exc}") from None

@@ -153,6 +153,7 @@ class Calibration:
     warnings: list = field(default_factory=list)   # one line each
     correlation: dict = field(default_factory=dict)   # {"parameters": [names], "matrix": [[r]]} of the fitted ones
     independent: int = 0                           # measurements that are not identities
+    free_parameters: int = 0                       # parameters the search moved (those that could matter)
 
     @property
     def fitted(self) -> list:
@@ -198,13 +199,15 @@ class Calibration:
                             "matrix": [[round(x, 3) for x in row] for row in self.correlation.get("matrix", [])]},
             "left_out": [{"measurement": m.key, "reason": why} for m, why in self.left_out],
             "warnings": list(self.warnings),
+            "free_parameters": self.free_parameters,
+            "independent_measurements": self.independent,
             "mean_abs_residual_percent": round(self.mean_abs_residual_percent, 3),
             "worst_residual_percent": round(self.worst.residual_percent, 3),
         }
 
     def to_dict(self) -> dict:
         return {**self.record(), "parameters": [p.to_dict() for p in self.parameters],
-                "rows": [r.to_dict() for r in self.rows], "independent_measurements": self.independent,
+                "rows": [r.to_dict() for r in self.rows],
                 "simulations": self.simulations, "evaluations": self.evaluations,
                 "window_combinations_screened": self.screened, "window_combinations_fitted": self.fitted_windows,
                 "wall_seconds": self.wall_seconds}
@@ -240,5 +243,15 @@ def _maybe(x):
 
 
 # ------------------------------------------------------------------ what the measurements identify
+
+def overfit_warning(free_parameters: int, independent_measurements: int) -> str | None:
+    """The warning of a fit with more free parameters than independent measurements (None otherwise)."""
+    if free_parameters <= independent_measurements:
+        return None
+    parameters = "parameter" if free_parameters == 1 else "parameters"
+    measurements = "measurement" if independent_measurements == 1 else "measurements"
+    return (f"{free_parameters} free {parameters} for {independent_measurements} independent {measurements}:"
+            " not all of them can be identified")
+
 
 _NO_EFFECT = "no fitted prediction depends on it"

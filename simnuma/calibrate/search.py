@@ -15,6 +15,7 @@ from ..runner import Runner, board_hash
 from .cases import SimCase, _identity, figures, predicted_value, sim_cases_for
 from .parameters import (
     DIFF_STEP,
+    FIT_DECIMALS,
     FIT_FTOL,
     FIT_XTOL,
     JACOBIAN_REFRESH,
@@ -37,7 +38,7 @@ class Evaluator:
     """Simulates the measured cases for parameter sets, on the one :class:`~simnuma.runner.Runner`.
 
     A case's job carries only the parameters it depends on (the continuous
-    ones and the windows of the ops it uses, rounded to 9 digits), so
+    ones and the windows of the ops it uses, rounded to FIT_DECIMALS decimals), so
     screening windows finds earlier results in the runner's cache.
     """
 
@@ -74,7 +75,7 @@ class Evaluator:
         for p in self.params:
             if ops is not None and p.op is not None and p.op not in ops:
                 continue
-            v = round(values[p.name], 9)
+            v = round(values[p.name], FIT_DECIMALS)
             if p.name.startswith("core.hold.") and v <= 0:
                 continue  # no hold: the board leaves it out
             out[p.path] = int(round(v)) if p.integer else float(v)

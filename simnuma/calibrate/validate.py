@@ -4,7 +4,9 @@
 calibrate the board (the calibrated board's ``# simnuma-calibration`` comment
 names those; they are listed as excluded and never mixed in) and compares:
 per measurement the predicted and measured values and the error
-``(predicted - measured) / measured``, the mean and worst absolute error, and
+``(predicted - measured) / measured``, the measurement's error bar (the lowest
+and highest value of its repetitions, :attr:`Measurement.error_bar`) and
+whether the prediction lies inside it, the mean and worst absolute error, and
 the qualitative orderings the measurements show (case A slower than case B)
 that the predictions keep or reverse.
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 import csv
 import datetime as _dt
 import io
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,13 +31,17 @@ from ..tables import text_table
 from ..topology import load_topology
 from .boardfile import read_calibration_record
 from .fit import predict
-from .rows import ModelRow, mean_abs_error_percent, worst_row
+from .results import overfit_warning
+from .rows import ModelRow, mean_abs_error_percent, number_text, worst_row
 
 __all__ = ["ValidationRow", "Validation", "validate", "write_outputs", "ORDERING_THRESHOLD_PERCENT",
-           "PLOT_HINT"]
+           "PLOT_HINT", "ERROR_BAR_LEGEND", "calibration_overfit"]
 
 ORDERING_THRESHOLD_PERCENT = 5.0   # measured differences smaller than this are not called an ordering
 PLOT_HINT = "plots skipped: matplotlib is not installed; pip install 'simnuma[plot]'"
+ERROR_BAR_LEGEND = ("error bar: lowest..highest value of the measurement's repetitions (measured = the best one);"
+                    " n/a: fewer than two repetitions in its source; within: the prediction lies inside the bar")
+COLUMNS = ["case", "metric", "measured", "error bar", "predicted", "error", "within"]
 
 
 @dataclass(frozen=True)
@@ -45,12 +52,36 @@ class ValidationRow(ModelRow):
     def predicted(self) -> float:
         return self.model_value
 
+    @property
+    def within_error_bar(self) -> bool | None:
+        """Whether the prediction lies inside the measurement's error bar (None: it has none)."""
+        return self.measurement.within_error_bar(self.predicted)
+
+    def cells(self) -> list:
+        """case, metric, measured, error bar, predicted, error (``*``: the benchmark's caveat), within."""
+        case, metric, measured, predicted, error = super().cells()
+        return [case, metric, measured, _bar_text(self.measurement.error_bar), predicted, error,
+                _within_text(self.within_error_bar)]
+
     def to_dict(self) -> dict:
         m = self.measurement
+        bar = m.error_bar
         return {"case": m.case.name, "threads": list(m.case.threads), "background": list(m.case.background),
                 "metric": m.metric, "label": m.label, "unit": m.unit, "measured": m.value,
+                "error_bar": None if bar is None else {"low": bar[0], "high": bar[1],
+                                                       "repetitions": len(m.repetitions)},
+                "within_error_bar": self.within_error_bar,
                 "predicted": self.predicted, "error_percent": self.error_percent, "source": m.source,
                 "origin": m.origin, "caveat": m.caveat}
+
+
+def _bar_text(bar: tuple | None) -> str:
+    """``1.90..2.00``, or ``n/a`` for a measurement without repetitions."""
+    return "n/a" if bar is None else f"{number_text(bar[0])}..{number_text(bar[1])}"
+
+
+def _within_text(within: bool | None) -> str:
+    return "n/a" if within is None else "yes" if within else "no"
 
 
 @dataclass(frozen=True)
@@ -85,6 +116,12 @@ class Validation:
     wall_seconds: float
     date: str = field(default_factory=lambda: _dt.date.today().isoformat())
     include_untrusted: bool = False
+
+    @property
+    def warnings(self) -> list:
+        """What the reader of the figures should know about the calibration validated (one line each)."""
+        overfit = calibration_overfit(self.record)
+        return [f"the calibration had {overfit}"] if overfit else []
 
     @property
     def untrusted(self) -> list:
@@ -127,10 +164,17 @@ class Validation:
             out.setdefault(kind, []).append(r)
         return out
 
+    def error_bar_counts(self) -> tuple:
+        """``(within, judged)``: how many counted rows have an error bar (judged), and of those, how many
+        predictions lie inside it (within)."""
+        judged = [r.within_error_bar for r in self.counted if r.within_error_bar is not None]
+        return sum(judged), len(judged)
+
     def summary(self) -> dict:
         orderings = self.orderings()
         out = _stats(self.counted)
         out["untrusted_left_out"] = len(self.rows) - len(self.counted)
+        out["within_error_bar"], out["with_error_bar"] = self.error_bar_counts()
         out["groups"] = {kind: _stats(rows) for kind, rows in self.groups().items()}
         out.update(orderings=len(orderings), orderings_kept=sum(o.holds for o in orderings))
         return out
@@ -145,6 +189,7 @@ class Validation:
             "measurements": list(self.data.files),
             "machine": self.data.machine.to_dict(),
             "excluded_cases": self.excluded_cases,
+            "warnings": self.warnings,
             "summary": self.summary(),
             "rows": [r.to_dict() for r in self.rows],
             "orderings": [{"larger": o.larger.measurement.key, "smaller": o.smaller.measurement.key,
@@ -166,7 +211,7 @@ class Validation:
                 lines.append("not identified by the calibration, the board's own values: " + ", ".join(unidentified))
         if self.excluded_cases:
             lines.append("not validated (used for calibration): " + "; ".join(self.excluded_cases))
-        return lines
+        return lines + [f"warning: {w}" for w in self.warnings]
 
     def _table_rows(self) -> list:
         return [r.cells() for r in self.rows]
@@ -185,6 +230,15 @@ class Validation:
             line += f"; {_plural(len(self.untrusted), 'untrusted measurement')} (*) counted"
         return line
 
+    def _error_bar_line(self) -> str:
+        """``predictions within their error bar: 3 of 5 (2 measurements without repetitions)``."""
+        within, judged = self.error_bar_counts()
+        without = len(self.counted) - judged
+        if not judged:
+            return "predictions within their error bar: n/a (no counted measurement has repetitions)"
+        line = f"predictions within their error bar: {within} of {judged}"
+        return line + (f" ({_plural(without, 'measurement')} without repetitions)" if without else "")
+
     def _group_lines(self) -> list:
         groups = self.groups()
         return [_stats_line(kind, rows) for kind, rows in groups.items()] if len(groups) > 1 else []
@@ -201,8 +255,10 @@ class Validation:
 
     def render_text(self) -> str:
         out = self._header_lines() + [""]
-        out += text_table(["case", "metric", "measured", "predicted", "error"], self._table_rows())
+        out += text_table(COLUMNS, self._table_rows())
+        out.append(ERROR_BAR_LEGEND)
         out.append(self._summary_line())
+        out.append(self._error_bar_line())
         out += self._group_lines()
         out += self._caveat_lines()
         out += self._ordering_lines()
@@ -212,11 +268,12 @@ class Validation:
         out = [f"# Validation of board `{self.board}`", ""]
         out += [f"- {line}" for line in self._header_lines()]
         out += [f"- simnuma {__version__}, {self.date}", ""]
-        out.append("| case | metric | measured | predicted | error |")
-        out.append("|---|---|---:|---:|---:|")
+        out.append("| " + " | ".join(COLUMNS) + " |")
+        out.append("|---|---|---:|---:|---:|---:|---|")
         for row in self._table_rows():
             out.append("| " + " | ".join(_md(c) for c in row) + " |")
-        out += ["", f"**{self._summary_line()}**", ""]
+        out += ["", _md(ERROR_BAR_LEGEND), ""]
+        out += [f"**{self._summary_line()}**", "", f"- {self._error_bar_line()}", ""]
         groups = self._group_lines()
         if groups:
             out += [f"- {line}" for line in groups] + [""]
@@ -235,13 +292,40 @@ class Validation:
     def to_csv(self) -> str:
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
-        writer.writerow(["case", "threads", "background", "metric", "label", "unit", "measured", "predicted",
-                         "error_percent", "source", "caveat"])
+        writer.writerow(["case", "threads", "background", "metric", "label", "unit", "measured", "error_bar_low",
+                         "error_bar_high", "predicted", "error_percent", "within_error_bar", "source", "caveat"])
         for r in self.rows:
             m = r.measurement
+            low, high = ("", "") if m.error_bar is None else (repr(m.error_bar[0]), repr(m.error_bar[1]))
+            within = "" if r.within_error_bar is None else str(r.within_error_bar).lower()
             writer.writerow([m.case.name, " ".join(m.case.threads), " ".join(m.case.background), m.metric, m.label,
-                             m.unit, repr(m.value), repr(r.predicted), f"{r.error_percent:.3f}", m.source, m.caveat])
+                             m.unit, repr(m.value), low, high, repr(r.predicted), f"{r.error_percent:.3f}", within,
+                             m.source, m.caveat])
         return buf.getvalue()
+
+
+_OVERFIT = re.compile(r"^(\d+) free parameters? for (\d+) independent measurements?\b")
+
+
+def calibration_overfit(record: dict | None) -> str | None:
+    """``4 free parameters for 3 independent measurements: ...`` when the calibration recorded in
+    ``record`` had more free parameters than independent measurements, else None.
+
+    The record counts both (``free_parameters``, ``independent_measurements``);
+    a record written before it did carries the calibration's warning among
+    its ``warnings``.  A record that says neither warns of nothing.
+    """
+    if not record:
+        return None
+    free, independent = record.get("free_parameters"), record.get("independent_measurements")
+    if isinstance(free, int) and isinstance(independent, int):
+        return overfit_warning(free, independent)
+    warnings = record.get("warnings")
+    for text in warnings if isinstance(warnings, list) else []:
+        found = _OVERFIT.match(text) if isinstance(text, str) else None
+        if found:
+            return overfit_warning(int(found.group(1)), int(found.group(2)))
+    return None
 
 
 def _stats(rows: list) -> dict:
@@ -345,10 +429,18 @@ def _parity(report: Validation, units: list, Figure) -> bytes:
         rows = [r for r in report.rows if r.measurement.unit == unit]
         xs = [r.measurement.value for r in rows]
         ys = [r.predicted for r in rows]
-        low, high = min(xs + ys) * 0.9, max(xs + ys) * 1.1
+        bars = [r for r in rows if r.measurement.error_bar is not None]
+        ends = [x for r in bars for x in r.measurement.error_bar]
+        low, high = min(xs + ys + ends) * 0.9, max(xs + ys + ends) * 1.1
         ax.plot([low, high], [low, high], color="0.3", linewidth=1, label="predicted = measured")
         ax.fill_between([low, high], [low * 0.9, high * 0.9], [low * 1.1, high * 1.1], color="0.85",
                         label="within 10%")
+        if bars:
+            ax.errorbar([r.measurement.value for r in bars], [r.predicted for r in bars],
+                        xerr=[[r.measurement.value - r.measurement.error_bar[0] for r in bars],
+                              [r.measurement.error_bar[1] - r.measurement.value for r in bars]],
+                        fmt="none", ecolor="tab:blue", elinewidth=1, capsize=2, zorder=2,
+                        label="repetitions (min..max)")
         ax.scatter(xs, ys, zorder=3, color="tab:blue")
         for r in rows:
             ax.annotate(r.measurement.case.name if len(rows) <= 12 else "", (r.measurement.value, r.predicted),
@@ -370,6 +462,11 @@ def _bars(report: Validation, units: list, Figure) -> bytes:
         positions = range(len(rows))
         ax.bar([p - 0.2 for p in positions], [r.measurement.value for r in rows], width=0.4, label="measured",
                color="tab:gray")
+        bars = [(p, r.measurement) for p, r in zip(positions, rows) if r.measurement.error_bar is not None]
+        if bars:
+            ax.errorbar([p - 0.2 for p, _ in bars], [m.value for _, m in bars],
+                        yerr=[[m.value - m.error_bar[0] for _, m in bars], [m.error_bar[1] - m.value for _, m in bars]],
+                        fmt="none", ecolor="black", elinewidth=1, capsize=2, label="repetitions (min..max)")
         ax.bar([p + 0.2 for p in positions], [r.predicted for r in rows], width=0.4, label="predicted",
                color="tab:blue")
         ax.set_xticks(list(positions))

@@ -41,7 +41,10 @@ def register(sub) -> None:
     val = sub.add_parser(
         "validate", help="predict the measured cases a calibration did not use and report the errors",
         description="Predict every measured case not used to calibrate TOPO and report predicted, measured"
-                    " and error per case, the mean and worst absolute error; with -o, also Markdown, CSV,"
+                    " and error per case, the measured value's error bar (the range of its repetitions; n/a"
+                    " without them) and whether the prediction lies within it, the mean and worst absolute"
+                    " error, and a warning when the calibration had more free parameters than independent"
+                    " measurements; with -o, also Markdown, CSV,"
                     " JSON, a parity plot and a bar chart.")
     val.add_argument("board", metavar="TOPO", help="calibrated board YAML (or a bundled board name)")
     val.add_argument("sources", nargs="+", metavar="MEASUREMENTS",
@@ -85,23 +88,46 @@ def _display_sources(sources) -> list:
 
 
 def _check_jobs(jobs: int) -> int:
-    if jobs < 1:
-        raise CalibrationError(f"--jobs {jobs}: expected at least 1")
+    from ..runner import jobs_problem
+
+    problem = jobs_problem(jobs)
+    if problem:
+        raise CalibrationError(f"--jobs {jobs}: {problem}")
     return jobs
 
 
+def _check_outputs(output: str, json_path: str | None) -> None:
+    """``-o`` and ``--json``, checked before the fit: files simnuma may write, and two of them."""
+    from ..fileio import check_output_file
+
+    check_output_file(output, "-o")
+    if json_path is not None:
+        check_output_file(json_path, "--json")
+        if Path(json_path).resolve() == Path(output).resolve():
+            raise CalibrationError(f"--json {json_path}: the same file as -o {output}; give another")
+
+
+def _max_evaluations(value: int | None) -> int:
+    from ..calibrate.parameters import MAX_FIT_EVALUATIONS, MOST_FIT_EVALUATIONS
+
+    if value is None:
+        return MAX_FIT_EVALUATIONS
+    if value < 2:
+        raise CalibrationError(f"--max-evaluations {value}: expected at least 2")
+    if value > MOST_FIT_EVALUATIONS:
+        raise CalibrationError(f"--max-evaluations {value}: expected at most {MOST_FIT_EVALUATIONS} (a fit converges"
+                               f" in tens; the default is {MAX_FIT_EVALUATIONS})")
+    return value
+
+
 def cmd_calibrate(args) -> int:
-    from ..calibrate import MAX_FIT_EVALUATIONS, calibrate, calibrated_yaml
-    from ..fileio import check_output_file, progress, write_atomic, write_json
+    from ..calibrate import calibrate, calibrated_yaml
+    from ..fileio import progress, write_atomic, write_json
     from ..measurements import load_measurements
 
-    for path in (args.output, args.json):   # checked now, before the fit
-        if path:
-            check_output_file(path)
+    _check_outputs(args.output, args.json)   # now, before the fit
     jobs = _check_jobs(args.jobs)
-    max_evaluations = MAX_FIT_EVALUATIONS if args.max_evaluations is None else args.max_evaluations
-    if max_evaluations < 2:
-        raise CalibrationError(f"--max-evaluations {max_evaluations}: expected at least 2")
+    max_evaluations = _max_evaluations(args.max_evaluations)
     topology, text = _board_text(args.board)
     data = load_measurements(args.sources)
     bar = progress(desc="calibrating (simulations)")
@@ -112,7 +138,7 @@ def cmd_calibrate(args) -> int:
         bar.close()
     content = calibrated_yaml(cal, text, _display_sources(args.sources))
     print(cal.render_text())
-    if args.json:
+    if args.json is not None:
         write_json(args.json, cal.to_dict())
     write_atomic(args.output, content)
     print(f"wrote {args.output}")
@@ -124,7 +150,7 @@ def cmd_validate(args) -> int:
     from ..measurements import load_measurements
     from ..calibrate.validate import validate, write_outputs
 
-    out = OutputFolder(args.output) if args.output else None    # checked now, before any simulation
+    out = OutputFolder(args.output, "-o") if args.output is not None else None    # checked now, before any simulation
     jobs = _check_jobs(args.jobs)
     topology, text = _board_text(args.board)
     data = load_measurements(args.sources)

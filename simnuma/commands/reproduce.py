@@ -33,7 +33,7 @@ def register(sub) -> None:
                    help="bundled study names or study YAML files (default: every bundled study)")
     p.add_argument("-o", "--output", default="reproduce", metavar="DIR",
                    help="folder for the tables, figures and REPORT.md (default: ./reproduce)")
-    p.add_argument("--jobs", type=_positive_int, default=None, metavar="N",
+    p.add_argument("--jobs", type=_jobs, default=None, metavar="N",
                    help="simulations run in parallel (default: the number of CPUs)")
     p.add_argument("--exact", action="store_true",
                    help="simulate every line instead of extrapolating converged steady states")
@@ -57,9 +57,19 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _jobs(text: str) -> int:
+    from ..runner import jobs_problem
+
+    value = _positive_int(text)
+    problem = jobs_problem(value)
+    if problem:
+        raise argparse.ArgumentTypeError(f"{problem}, got {text!r}")
+    return value
+
+
 def cmd_reproduce(args) -> int:
     from ..errors import StudyError
-    from ..fileio import OutputFolder, progress
+    from ..fileio import OutputFolder, check_output_folder, progress
     from .run import parse_size
     from ..runner import default_workers
     from ..study import bundled_studies, load_study, plan_jobs, run_studies
@@ -71,10 +81,12 @@ def cmd_reproduce(args) -> int:
     names = args.studies or bundled_studies()
     if not names:
         raise StudyError("no study given and no bundled studies found")
-    out = OutputFolder(args.output)          # checked now, before any simulation
+    out = OutputFolder(args.output, "-o")    # checked now, before any simulation
+    if args.cache is not None:
+        check_output_folder(args.cache, "--cache")
     studies = [load_study(n) for n in names]
     _check_unique(studies)
-    size = parse_size(args.size) if args.size else None
+    size = parse_size(args.size) if args.size is not None else None
     mode = "exact" if args.exact else "steady"
     workers = args.jobs or default_workers()
     total = len(plan_jobs(studies, mode, args.seed, size))

@@ -5,7 +5,7 @@ import json
 import sys
 
 from ..errors import SpecError
-from ..units import UnitError, parse_size_bytes
+from ..units import LINE_BYTES, MOST_ARRAY_BYTES, UnitError, parse_size_bytes
 
 
 def register(sub) -> None:
@@ -27,10 +27,14 @@ def register(sub) -> None:
 
 
 def parse_size(text: str) -> int:
+    """``--size``: an array of at least one line and at most :data:`~simnuma.units.MOST_ARRAY_BYTES` per thread."""
     try:
-        return parse_size_bytes(text.replace(" ", ""))
+        size = parse_size_bytes(text.replace(" ", ""))
     except UnitError as exc:
         raise SpecError(f"--size: {exc}") from None
+    if not LINE_BYTES <= size <= MOST_ARRAY_BYTES:
+        raise SpecError(f"--size: expected an array of {LINE_BYTES} B to 1024 TiB per thread, got {text!r}")
+    return size
 
 
 def cmd_run(args) -> int:
@@ -41,8 +45,8 @@ def cmd_run(args) -> int:
     from ..report import render_result
     from ..topology import load_topology
 
-    if args.output:
-        check_output_file(args.output)      # before the simulation
+    if args.output is not None:
+        check_output_file(args.output, "-o")      # before the simulation
     topo = load_topology(args.board)
     case = parse_case(args.specs, args.bg).placed(topo)
     size = parse_size(args.size)
@@ -66,7 +70,7 @@ def cmd_run(args) -> int:
     finally:
         bar.close()
     data = result.to_dict()
-    if args.output:
+    if args.output is not None:
         write_json(args.output, data)
     if args.json:
         json.dump(data, sys.stdout, indent=2)

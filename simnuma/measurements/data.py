@@ -79,6 +79,7 @@ class Measurement:
     baseline: str | None = None  # time_percent: the reference case (one idle local reader)
     caveat: str = ""            # why the number may not be trusted (a shared CPU, spread repetitions)
     huge_fraction: float | None = None  # share of the thread's arrays on huge pages; None: the source does not say
+    repetitions: tuple = ()     # the metric's value in each timed repetition (empty: the source gives none)
 
     @property
     def unit(self) -> str:
@@ -105,6 +106,25 @@ class Measurement:
         return 100.0 * (predicted - self.value) / self.value
 
     @property
+    def error_bar(self) -> tuple | None:
+        """``(low, high)``: the lowest and the highest value of the repetitions, the value itself included.
+
+        None with fewer than two repetitions (a reference dataset, a report
+        that lists none, a single repetition): nothing says how far the
+        value moves.  The benchmark's value is its best repetition, so it is
+        one end of the bar (the top of a bandwidth's, the bottom of a latency's).
+        """
+        if len(self.repetitions) < 2:
+            return None
+        values = (*self.repetitions, self.value)
+        return min(values), max(values)
+
+    def within_error_bar(self, predicted: float) -> bool | None:
+        """Whether ``predicted`` lies inside :attr:`error_bar` (None: the measurement has none)."""
+        bar = self.error_bar
+        return None if bar is None else bar[0] <= predicted <= bar[1]
+
+    @property
     def key(self) -> str:
         """Unique within a set: the case and the label."""
         return f"{self.case.name} | {self.label}"
@@ -125,6 +145,8 @@ class Measurement:
             out["caveat"] = self.caveat
         if self.huge_fraction is not None:
             out["huge_fraction"] = self.huge_fraction
+        if self.repetitions:
+            out["repetitions"] = list(self.repetitions)
         return out
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import bundled
-from ..errors import CalibrationError
+from ..errors import CalibrationError, shown
+from ..fileio import path_kind
 from .data import BENCH_FORMAT, BENCH_FORMATS, REFERENCE_FORMAT, SUITE_FORMAT, MeasurementSet, _parse_json, _read_text
 from .reference import _load_reference
 from .reports import _load_suite_dir, _load_suite_index, _set_from_reports
@@ -42,16 +43,17 @@ def load_source(source) -> MeasurementSet:
     """One file, folder or dataset name."""
     text = str(source)
     path = Path(text)
-    if path.is_dir():
+    kind = path_kind(text)
+    if kind == "folder":
         return _load_suite_dir(path)
-    if path.exists():     # a file, or something that is not one: reading it says which
-        return _load_file(path, text)
+    if kind:     # a file, or something that is not one: reading it says which
+        return _load_file(path, shown(text))
     bundled = resolve_reference(text)
     if bundled is not None:
-        content, shown = bundled
-        return _load_reference(content, shown)
+        content, where = bundled
+        return _load_reference(content, where)
     names = ", ".join(reference_datasets()) or "none"
-    raise CalibrationError(f"{text}: no such measurement file, folder or reference dataset"
+    raise CalibrationError(f"{shown(text)}: no such measurement file, folder or reference dataset"
                            f" (bundled datasets: {names})")
 
 

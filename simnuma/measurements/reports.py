@@ -6,6 +6,7 @@ import math
 from pathlib import Path
 
 from ..errors import CalibrationError, SpecError
+from ..units import LINE_BYTES
 from ..workload import parse_spec
 from .data import (
     BENCH_FORMAT,
@@ -66,8 +67,29 @@ def _report_measurements(report: dict, shown: str, machine: MachineInfo) -> list
         out.append(Measurement(case=case, metric=metric, value=value, source=source, machine=machine,
                                origin=shown, thread=label, size_bytes=size if isinstance(size, int) else None,
                                caveat=_caveat(t, parse_spec(label).op),
-                               huge_fraction=thread_huge_fraction(t)))
+                               huge_fraction=thread_huge_fraction(t), repetitions=thread_repetitions(t, metric)))
     return out
+
+
+def thread_repetitions(thread: dict, metric: str) -> tuple:
+    """A benchmark thread's ``metric`` in each timed repetition, from its ``GBps.all``.
+
+    A latency chase's time per access is the line over the bandwidth (as the
+    benchmark derives ``ns_per_access``).  Empty when the report lists no
+    repetitions or any of them is not a positive number: no error bar then.
+    """
+    summary = thread.get("GBps")
+    rates = summary.get("all") if isinstance(summary, dict) else None
+    if not isinstance(rates, list) or not all(_positive(r) for r in rates):
+        return ()
+    if metric == "thread_latency_ns":
+        return tuple(LINE_BYTES / float(r) for r in rates)
+    return tuple(float(r) for r in rates)
+
+
+def _positive(value) -> bool:
+    return (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+            and value > 0)
 
 
 def thread_huge_fraction(thread: dict) -> float | None:

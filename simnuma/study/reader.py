@@ -9,11 +9,11 @@ from typing import NoReturn
 
 from .. import bundled
 from ..case import SUBSCRIPTIONS, _parse_load, parse_case
-from ..errors import SimnumaError, SpecError, StudyError, closest
+from ..errors import SimnumaError, SpecError, StudyError, closest, shown
 from ..topology import load_topology
-from ..units import UnitError, parse_size_bytes
+from ..units import MOST_ARRAY_BYTES, UnitError, parse_size_bytes
 from ..workload import MODEL_OPS, Workload
-from ..fileio import UnreadableInput, read_input
+from ..fileio import UnreadableInput, path_kind, read_input
 from ..yamlsrc import load_yaml
 from .claims import CLAIM_KINDS, _ClaimContext
 from .notation import (
@@ -39,13 +39,13 @@ def _study_text(name_or_path: str) -> tuple:
     """``(text, shown name, folder for relative board paths)`` of a study by path or bundled name."""
     text = str(name_or_path)
     path = Path(text)
-    if path.suffix in (".yaml", ".yml") or "/" in text or path.is_file():
+    if path.suffix in (".yaml", ".yml") or "/" in text or path_kind(text) == "file":
         try:
-            return read_input(path), text, path.resolve().parent
+            return read_input(path), shown(text), path.resolve().parent
         except UnreadableInput as exc:
             reason = str(exc)
-            raise StudyError(f"{text}: {reason}" if reason.startswith("not ") else
-                             f"{text}: cannot read study file: {reason}") from None
+            raise StudyError(f"{shown(text)}: {reason}" if reason.startswith("not ") else
+                             f"{shown(text)}: cannot read study file: {reason}") from None
     names = bundled_studies()
     if text in names:
         found = bundled.read("studies", text)
@@ -159,6 +159,8 @@ class _StudyReader:
             return DEFAULT_SIZE_BYTES
         if size < 64:
             self.err(("size",), f"an array needs at least one 64 B line, got {data['size']!r}")
+        elif size > MOST_ARRAY_BYTES:
+            self.err(("size",), f"an array is at most 1024 TiB per thread, got {data['size']!r}")
         return size
 
     def plot(self, data) -> str:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from .. import bundled
 from ..errors import Problem, TopologyError
-from ..fileio import UnreadableInput, read_input
+from ..fileio import UnreadableInput, path_kind, read_input
 from ..yamlsrc import Source, load_yaml, source_from_data
 from .board import Topology
 from .validator import _Validator
@@ -26,7 +26,7 @@ def _bundled_text(name: str):
 
 def _looks_like_path(text: str) -> bool:
     path = Path(text)
-    return path.suffix in (".yaml", ".yml") or "/" in text or "\\" in text or path.exists()
+    return path.suffix in (".yaml", ".yml") or "/" in text or "\\" in text or path_kind(text) != ""
 
 
 def load_topology(name_or_path) -> Topology:
