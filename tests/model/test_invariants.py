@@ -99,13 +99,16 @@ def test_utilisations_are_fractions(workload, mode):
         assert 0.0 <= q["mean_occupancy"] <= q["capacity"]
 
 
-@pytest.mark.parametrize("mode,size", [("exact", 2**20), ("steady", 8 * 2**20)])
-def test_a_saturated_link_stays_within_its_capacity(mode, size):
-    """Four crossing writers and two fast readers keep links 0->1 and 2->3 full: counted when granted
-    (ahead of the clock) and with credit NOPs on an idle direction overlapping what follows, they came
-    out at 1.000002 of capacity, hidden by a clamp."""
+@pytest.mark.parametrize("mode,size,rate", [
+    ("exact", 2**17, "2GB/s"),
+    pytest.param("steady", 2**20, "3GB/s", marks=pytest.mark.slow),   # 40 s
+])
+def test_a_saturated_link_stays_within_its_capacity(mode, size, rate):
+    """Four crossing writers and two fast readers keep links full: counted when granted (ahead of the
+    clock), with credit NOPs on an idle direction overlapping what follows, they came out at 1.00007
+    (exact) and 1.000003 (steady) of capacity, hidden by a clamp."""
     fg = ["0.0.w.3", "1.0.w.2", "2.0.w.1", "3.0.w.0"]
-    bg = ["0.1.r.3@4GB/s", "3.1.r.0@4GB/s"]
+    bg = [f"0.1.r.3@{rate}", f"3.1.r.0@{rate}"]
     r = simulate(QUARTET, fg, bg, size_bytes=size, mode=mode, baseline=False).to_dict()
     _assert_within_capacity(r)
     assert max(link["utilization"] for link in r["links"]) > 0.95   # the case does saturate a link
