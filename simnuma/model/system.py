@@ -141,23 +141,42 @@ class System:
                                              exchangeable_groups(self.topology, specs, self.workload.background)]
         return groups
 
-    def placement_period_txns(self, thread: Thread) -> int:
+    def placement_period_txns(self, thread: Thread, rates: dict) -> int:
         """Transactions of ``thread`` over which its memory's page placement has been through its design.
 
-        A stream alone on a memory repeats itself page by page; where streams
+        ``rates`` holds the transactions per ns of every thread running.  A
+        stream alone on a memory repeats itself page by page.  Where streams
         meet (a write's fills and write-backs, a triad's arrays, threads
-        sharing the memory), the placement balances their meetings over S
-        pages (:mod:`simnuma.model.pages`).  Without a DRAM there is nothing to
-        wait for (0).
+        sharing the memory), the placement balances the bank relation of every
+        pair of streams over S of the pair's page changes
+        (:mod:`simnuma.model.pages`): a pair changes pages as often as the
+        faster of the two (a thread's own streams move together), so the
+        memory has been through its design once its slowest pair has made S
+        page changes.  A thread beside a faster load generator sees that in
+        less than one of its own pages, and then needs only its own page.
+        Without a DRAM there is nothing to wait for (0).
         """
         if thread.arrays is None:
             return 0
         amap = self.mcts[thread.home].memory.amap
-        streams = len(thread.pattern) + sum(thread.pattern)   # each array, and each array's write-backs
-        shared = streams > 1 or any(t is not thread and t.home == thread.home
-                                    for t in self.foreground + self.background)
-        pages = amap.slots if shared else 1
-        return (pages << amap.page_shift) * len(thread.pattern)
+        page_lines = 1 << amap.page_shift
+        one_page = page_lines * len(thread.pattern)
+        sharing = [u for u in rates if u.home == thread.home and u.arrays is not None and rates[u] > 0]
+
+        def page_changes_per_ns(u: Thread) -> float:   # of each of u's streams (a chase: every line)
+            return rates[u] / len(u.pattern) / (1 if u.chase else page_lines)
+
+        slowest = math.inf   # page changes per ns of the slowest pair of streams
+        for k, u in enumerate(sharing):
+            if len(u.pattern) + sum(u.pattern) > 1:
+                slowest = min(slowest, page_changes_per_ns(u))
+            for v in sharing[k + 1:]:
+                slowest = min(slowest, max(page_changes_per_ns(u), page_changes_per_ns(v)))
+        if slowest == math.inf:
+            return one_page
+        # whole pages of the thread (the nearest number): a batch that ends within a page would hold part of
+        # its bank pattern, and threads that run equally fast make their page changes together
+        return one_page * max(1, round(amap.slots / slowest * rates[thread] / one_page))
 
     def start(self) -> None:
         for t in self.foreground + self.background:
@@ -270,7 +289,7 @@ def _pacer(system: System, active: tuple, rates: dict) -> tuple:
     batch_ns = STEADY_BATCH_TXNS / rates[slowest]
     pacer, period_txns, period_ns = slowest, STEADY_BATCH_TXNS, batch_ns
     for t in active:
-        txns = system.placement_period_txns(t)
+        txns = system.placement_period_txns(t, rates)
         if txns / rates[t] > period_ns:
             pacer, period_txns, period_ns = t, txns, txns / rates[t]
     per_period = max(1, min(int(period_ns / batch_ns), period_txns, _MOST_PER_PERIOD))
@@ -361,7 +380,8 @@ def _run_phase(system: System, active: tuple, extra: _Extrapolated) -> bool:
     """One phase: warm up, measure in batches, extrapolate.  False if the phase ended early."""
     env = system.env
     # warm-up: every running thread completes a number of transactions
-    base = {t: t.completed for t in active}
+    running = active + tuple(system.background)
+    base = {t: t.completed for t in running}
     warm_from_ns = env.now
     step = 2_000.0
     while not system.all_done.triggered:
@@ -375,7 +395,7 @@ def _run_phase(system: System, active: tuple, extra: _Extrapolated) -> bool:
         return False
     t0 = env.now
     span_ns = max(t0 - warm_from_ns, 1.0)
-    rates = {t: max((t.completed - base[t]) / span_ns, 1e-9) for t in active}
+    rates = {t: max((t.completed - base[t]) / span_ns, 1e-9) for t in running}
     pacer, period_txns, per_period = _pacer(system, active, rates)
     batch_ns = period_txns / per_period / rates[pacer]
 

@@ -223,5 +223,5 @@ def test_a_period_of_huge_pages_gets_longer_batches():
     system = System(dram_board(page="2 MiB"), Workload.build(["0.0.w.0"], []), 64 * 2**20, 1)
     (writer,) = system.foreground
     _, period, per_period = _pacer(system, (writer,), {writer: 0.02})
-    assert period == system.placement_period_txns(writer) == 2**15   # one 2 MiB page: its banks lie within it
+    assert period == system.placement_period_txns(writer, {writer: 0.02}) == 2**15   # one 2 MiB page: its banks lie within it
     assert per_period == _MOST_PER_PERIOD and STEADY_MIN_PERIODS * per_period <= STEADY_MAX_BATCHES

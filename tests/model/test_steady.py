@@ -15,6 +15,8 @@ CASES = {
     "crossfire": (["0.0.w.1", "1.0.w.0"], []),
     "unequal-finish": (["0.0.w.0", "0.1.r.1"], []),
     "background": (["0.0.w.1", "1.0.w.3"], ["2.0.r.2@1.5GB/s", "3.1.r.3@4GB/s"]),
+    # its memory's page pairs balance within a page of the reader, beside a faster load generator
+    "loaded-reader": (["0.0.r.1"], ["1.1.r.1@4GB/s", "0.1.r.0@4GB/s"]),
 }
 
 
@@ -68,10 +70,31 @@ def test_batches_cut_a_writers_placement_period_into_whole_parts():
 
     system = _writer_system()
     (writer,) = system.foreground
-    period = system.placement_period_txns(writer)
+    period = system.placement_period_txns(writer, {writer: 0.02})
     assert period == 8 * 64                                   # S = 8 slots of 4 KiB pages on the Quartet
     pacer, txns, per_period = _pacer(system, (writer,), {writer: 0.02})
     assert (pacer, txns, per_period) == (writer, period, period // STEADY_BATCH_TXNS)
+
+
+def test_a_placement_period_is_s_page_changes_of_the_slowest_pair_of_streams():
+    from simnuma.model.system import System
+    from simnuma.workload import Workload
+
+    system = System(QUARTET, Workload.build(["0.0.r.1", "2.0.r.1"], ["1.1.r.1@4GB/s"]), 4 * 2**20, 1)
+    reader, other, generator = system.foreground + system.background
+    page = 64
+    assert system.placement_period_txns(reader, {reader: 0.02}) == page          # alone: it repeats page by page
+    # beside a stream 8 times faster, the pair makes its S = 8 page changes within one page of the reader
+    assert system.placement_period_txns(reader, {reader: 0.005, generator: 0.04}) == page
+    # ... 4 times faster: two pages; as fast: S pages, as for a writer's own two streams
+    assert system.placement_period_txns(reader, {reader: 0.01, generator: 0.04}) == 2 * page
+    assert system.placement_period_txns(reader, {reader: 0.02, other: 0.02}) == 8 * page
+    # the slowest pair decides, whichever thread it holds, in whole pages of the thread asked about
+    rates = {reader: 0.04, other: 0.005, generator: 0.01}
+    assert system.placement_period_txns(reader, rates) == 8 * 0.04 / 0.01 * page
+    assert system.placement_period_txns(other, rates) == 8 * 0.005 / 0.01 * page
+    # a thread on another memory has nothing to do with it
+    assert system.placement_period_txns(reader, {reader: 0.02, system.foreground[1]: 0.001}) == 8 * page
 
 
 def test_a_phase_window_holds_at_least_three_whole_periods(monkeypatch):
@@ -90,7 +113,7 @@ def test_a_phase_window_holds_at_least_three_whole_periods(monkeypatch):
     system.start()
     extra = steady._Extrapolated(len(system.snapshot()))
     assert steady._run_phase(system, (writer,), extra)
-    period = system.placement_period_txns(writer)
+    period = system.placement_period_txns(writer, {writer: 0.02})
     _, _, per_period = steady._pacer(system, (writer,), {writer: 0.02})
     assert all(pacer is writer for pacer, _ in goals)
     start = goals[0][1] - period // per_period               # the first batch is a third of a period
