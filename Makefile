@@ -5,10 +5,12 @@ PY      = $(VENV)/bin/python
 
 .PHONY: run test test-all bench clean
 
-$(VENV)/.installed: pyproject.toml
+# setup.py compiles the model's hot modules with mypyc (simnuma.model.native): a change to one compiles them again
+$(VENV)/.installed: pyproject.toml setup.py $(wildcard simnuma/model/*.py)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test,plot]'
+	@$(VENV)/bin/simnuma --version
 	touch $@
 
 run: $(VENV)/.installed

@@ -14,6 +14,7 @@ import sys
 import threading
 
 from . import __version__
+from .model.native import status as model_status
 from .errors import SimnumaError
 
 COMMAND_MODULES = (
@@ -52,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="simnuma",
         description="Discrete-event simulation of ccNUMA interconnects, and a native benchmark to check it.",
     )
-    parser.add_argument("--version", action="version", version=f"simnuma {__version__}")
+    parser.add_argument("--version", action="version", version=f"simnuma {__version__}, model {model_status()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name in COMMAND_MODULES:

@@ -221,13 +221,20 @@ _CLOSE = (yaml.BlockEndToken, yaml.FlowMappingEndToken, yaml.FlowSequenceEndToke
 def _too_deep(text: str) -> int | None:
     """The line where collections nest deeper than MAX_DEPTH, or None (the scanner keeps no stack of frames)."""
     depth = 0
-    for token in yaml.scan(text, Loader=_FAST_LOADER or _LOADER):
-        if isinstance(token, _OPEN):
-            depth += 1
-            if depth > MAX_DEPTH:
-                return token.start_mark.line + 1
-        elif isinstance(token, _CLOSE):
-            depth -= 1
+    try:
+        for token in yaml.scan(text, Loader=_FAST_LOADER or _LOADER):
+            if isinstance(token, _OPEN):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    return token.start_mark.line + 1
+            elif isinstance(token, _CLOSE):
+                depth -= 1
+    except yaml.MarkedYAMLError as exc:
+        # PyYAML 6.0.3 and later stop far deeper nesting in the scanner, which may read ahead of our count
+        if "nesting depth" not in str(exc.problem):
+            raise
+        mark = exc.problem_mark or exc.context_mark
+        return mark.line + 1 if mark is not None else 1
     return None
 
 

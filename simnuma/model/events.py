@@ -17,6 +17,7 @@ reads, so its hops allocate nothing.
 from __future__ import annotations
 
 from heapq import heappop, heappush
+from typing import Any
 
 import simpy
 from simpy.core import EmptySchedule, StopSimulation
@@ -41,8 +42,9 @@ class Environment(simpy.Environment):
             self.now_ns = self._now = (entry := heappop(self._queue))[0]
         except IndexError:
             raise EmptySchedule from None
-        event = entry[3]
-        callbacks, event.callbacks = event.callbacks, None  # type: ignore[assignment]  # SimPy's step does the same
+        event: Any = entry[3]   # a SimPy event, or a Packet, Transaction or Call: what it has of one is all it reads
+        callbacks: Any = event.callbacks   # a list, or a tuple shared by many (_FIRE, a component's callbacks)
+        event.callbacks = None   # SimPy's step does the same
         try:
             for callback in callbacks:
                 callback(event)
@@ -65,6 +67,7 @@ class HeapEvent:
     """
 
     __slots__ = ("callbacks",)
+    callbacks: tuple | None
     _ok = True    # already triggered, successfully
 
 
@@ -83,6 +86,7 @@ class Call:
     """
 
     __slots__ = ("callbacks", "_ok", "fn", "arg")
+    callbacks: tuple | None
 
     def __init__(self, fn, arg):  # noqa: D107 - deliberately minimal
         self.callbacks = _FIRE

@@ -26,14 +26,11 @@ from __future__ import annotations
 
 from collections import deque
 from heapq import heappop, heappush
-from typing import TYPE_CHECKING
+from typing import Any
 
 from .credit import CreditPool
 from .events import deliver_at, grant_at
 from .packet import NOP_BYTES, POSTED, RESPONSE, VC_NAMES
-
-if TYPE_CHECKING:
-    from .xbar import XBar
 
 __all__ = ["LinkDirection", "LinkBuffers"]
 
@@ -92,7 +89,7 @@ class LinkDirection:
                  "cmd_bytes", "data_bytes", "busy_ns", "data_busy_ns", "nops", "nop_ns", "gaps")
 
     reverse: LinkDirection                 # the opposite direction, wired by the system (unset until then)
-    receiver: XBar                         # the XBar at dst (connect; unset until then)
+    receiver: Any                          # the XBar at dst, or what stands in for it (connect; unset until then)
     exits: dict                            # receiver.exit(key) per key asked so far (see _transmit)
 
     def __init__(self, env, src: int, dst: int, src_id: int, dst_id: int, bandwidth_GBps: float,
@@ -119,7 +116,7 @@ class LinkDirection:
         self.nops = 0
         self.gaps: deque[tuple[float, float]] = deque()   # idle stretches booked ahead of now, in time order
 
-    def connect(self, receiver: XBar) -> None:
+    def connect(self, receiver: Any) -> None:
         """Wire the crossbar at ``dst`` that receives this direction's packets."""
         self.receiver = receiver
         self.exits = {}

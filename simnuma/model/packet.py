@@ -9,6 +9,9 @@ serialised as one block, into which the link inserts command packets
 """
 from __future__ import annotations
 
+from typing import Any
+
+from .credit import CreditPool
 from .events import HeapEvent
 from ..units import LINE_BYTES  # noqa: F401 - the one definition
 
@@ -39,6 +42,8 @@ class Packet(HeapEvent):
 
     __slots__ = ("kind", "vc", "cmd_bytes", "data_bytes", "txn", "src", "dst", "path", "hop",
                  "held", "held_data", "lag_ns", "tail_ns")
+    held: Any   # a CreditPool, or the hold of a broadcast whose copies share one (mct._BroadcastHold)
+    held_data: CreditPool | None
 
     def __init__(self, kind: str, txn, src: int, dst: int, path: tuple):
         vc, cmd, data = KINDS[kind]

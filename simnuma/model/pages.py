@@ -124,7 +124,7 @@ class PagePlacer:
         for other, (slot, touched, _) in self.current.items():
             if other == stream or now - touched > ACTIVE_NS:
                 continue
-            key = (stream, other) if id(stream) < id(other) else (other, stream)
+            key = (stream, other) if stream < other else (other, stream)   # streams are (thread, array, kind)
             tally = self.pairs.get(key)
             if tally is None:
                 tally = self.pairs[key] = [0, 0, 0, 0, 0, -1, now]
@@ -143,7 +143,7 @@ class PagePlacer:
     def touch(self, stream, page: tuple, now: float) -> None:
         """``stream`` uses ``page`` (placed before) at ``now``."""
         mine = self.current.get(stream)
-        if mine is not None and mine[2] is page:
+        if mine is not None and mine[2] == page:   # (frame, slot): equal for the same page only
             mine[1] = now
             return
         self._open(self._others(stream, now), page[1], now)

@@ -1,0 +1,85 @@
+"""Which model runs: the hot modules compiled with mypyc, or the same modules as Python source.
+
+The modules every packet goes through (``COMPILED``) are compiled with mypyc
+when simnuma is installed on a machine with a C compiler (``setup.py``); the
+compiled model gives the same results to the last digit (it is the same code,
+checked by ``tests/model/test_native.py``) about 1.4 times faster.  The build
+records a digest of the sources it compiled (``_build.py``, written by
+``setup.py``).  A compiled module is used only while every compiled module's
+source still has that digest: after an edit, or with ``SIMNUMA_PURE=1`` in the
+environment, all of them are loaded from their source (a compiled module calls
+the others directly, so it is all or none) until the next install.
+
+This module uses the standard library only: ``setup.py`` reads ``COMPILED``
+and :func:`source_digest` from it before anything is installed.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.machinery
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+__all__ = ["COMPILED", "source_digest", "status", "install_source_finder"]
+
+# the modules a packet or a DRAM request passes through, in the order they are digested
+COMPILED = ("events", "credit", "packet", "link", "xbar", "sri", "mct", "dram", "coherence", "core", "pages",
+            "stats", "ledger", "curve")
+HERE = Path(__file__).resolve().parent
+PURE_VARIABLE = "SIMNUMA_PURE"
+
+
+def source_digest(folder: Path = HERE) -> str:
+    """A digest of the source of every compiled module in ``folder``."""
+    digest = hashlib.sha256()
+    for name in COMPILED:
+        digest.update(name.encode())
+        digest.update((folder / f"{name}.py").read_bytes())
+    return digest.hexdigest()
+
+
+def _built() -> bool:
+    """Whether a compiled extension sits beside each compiled module's source."""
+    suffixes = tuple(importlib.machinery.EXTENSION_SUFFIXES)
+    return all(any((HERE / f"{name}{suffix}").exists() for suffix in suffixes) for name in COMPILED)
+
+
+def _build_digest() -> str | None:
+    try:
+        from ._build import SOURCE_DIGEST   # written by setup.py next to the extensions it built
+    except ImportError:
+        return None
+    return str(SOURCE_DIGEST)
+
+
+def status() -> str:
+    """``compiled``, or ``source`` and why: what ``simnuma --version`` prints after the version."""
+    if not _built():
+        return "source (not compiled: installed without a C compiler or mypyc)"
+    if os.environ.get(PURE_VARIABLE):
+        return f"source ({PURE_VARIABLE} is set)"
+    if _build_digest() != source_digest():
+        return "source (edited since it was compiled: reinstall to compile it again)"
+    return "compiled (mypyc)"
+
+
+class _SourceFinder:
+    """Finds the compiled modules' Python source ahead of their extensions (a meta path finder)."""
+
+    names = {f"{__package__}.{name}": HERE / f"{name}.py" for name in COMPILED}
+
+    @classmethod
+    def find_spec(cls, fullname, path=None, target=None):
+        source = cls.names.get(fullname)
+        return importlib.util.spec_from_file_location(fullname, source) if source is not None else None
+
+
+def install_source_finder() -> None:
+    """Load the compiled modules from their source unless the build may run (see :func:`status`).
+
+    Called by the package before it imports any of them.
+    """
+    if _built() and not status().startswith("compiled") and _SourceFinder not in sys.meta_path:
+        sys.meta_path.insert(0, _SourceFinder)   # a finder class, as importlib allows
