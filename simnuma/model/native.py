@@ -16,6 +16,7 @@ and :func:`source_digest` from it before anything is installed.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import importlib.machinery
 import importlib.util
 import os
@@ -47,11 +48,11 @@ def _built() -> bool:
 
 
 def _build_digest() -> str | None:
-    try:
-        from ._build import SOURCE_DIGEST   # written by setup.py next to the extensions it built
+    try:   # written by setup.py next to the extensions it built (absent from a source tree never built)
+        build = importlib.import_module(f"{__package__}._build")
     except ImportError:
         return None
-    return str(SOURCE_DIGEST)
+    return str(getattr(build, "SOURCE_DIGEST", ""))
 
 
 def status() -> str:
