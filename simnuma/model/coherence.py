@@ -18,7 +18,7 @@ which needs them to find banks and rows.
 """
 from __future__ import annotations
 
-from .events import HeapEvent, deliver_at
+from .events import Clock, HeapEvent, deliver_at
 from .packet import Packet
 
 __all__ = ["Transaction", "Coherence"]
@@ -52,6 +52,7 @@ class Coherence:
 
     def __init__(self, env, mode: str, sris, mcts):
         self.env = env
+        self.clock: Clock = env.clock
         self.mode = mode
         self.sris = sris
         self.mcts = mcts
@@ -68,12 +69,12 @@ class Coherence:
     def start(self, thread, requester: int, home: int, is_write: bool, address=None,
               victim_address=None) -> Transaction:
         pending = 1 + len(self.probe_targets[home])
-        txn = Transaction(thread, requester, home, is_write, pending, self.env.now_ns, address, victim_address)
+        txn = Transaction(thread, requester, home, is_write, pending, self.clock.now_ns, address, victim_address)
         self.started += 1
         self.sris[requester].inject(Packet("read_req", txn, requester, home, ()))
         return txn
 
-    def home_admitted(self, txn, mct) -> None:
+    def home_admitted(self, txn: Transaction, mct) -> None:
         """The home MCT admitted the request: DRAM is busy; broadcast a probe to the other nodes."""
         home, requester = txn.home, txn.requester
         targets = self.probe_order.get((home, requester))
@@ -96,15 +97,15 @@ class Coherence:
 
         return tuple(sorted(self.probe_targets[home], key=lambda t: (-trip(t)[0], t)))
 
-    def delivered(self, pkt) -> None:
+    def delivered(self, pkt: Packet) -> None:
         """A response packet reached its consumer."""
         if pkt.kind != "source_done":
             self._response(pkt.txn)
 
-    def local_probe_response(self, txn) -> None:
+    def local_probe_response(self, txn: Transaction) -> None:
         self._response(txn)
 
-    def _response(self, txn) -> None:
+    def _response(self, txn: Transaction) -> None:
         txn.pending -= 1
         if txn.pending:
             return
@@ -116,11 +117,11 @@ class Coherence:
         if home != requester:
             sri.inject(Packet("source_done", txn, requester, home, ()))
         if thread.hold_ns:
-            deliver_at(self.env, self.env.now_ns + thread.hold_ns, txn, self.retire)
+            deliver_at(self.clock, self.clock.now_ns + thread.hold_ns, txn, self.retire)
         else:
             self._retire(txn)
 
-    def _retire(self, txn) -> None:
+    def _retire(self, txn: Transaction) -> None:
         """The core is done with the line: free its miss buffer (a write first hands its victim to the SRI)."""
         thread = txn.thread
         if txn.is_write:

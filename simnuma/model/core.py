@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from simpy.events import Event
 
-from .events import call_at
+from .events import Clock, call_at
 from .stats import LatencyHistogram
 
 __all__ = ["Thread", "OP_PATTERNS"]
@@ -47,7 +47,7 @@ CHASE_STRIDE = 2654435761   # a prime: line k of a chase is line (k x CHASE_STRI
 class Thread:
     """One thread of the workload, pinned to a core of node ``node``."""
 
-    __slots__ = ("env", "spec", "label", "foreground", "node", "home", "pattern", "window", "outstanding",
+    __slots__ = ("env", "clock", "spec", "label", "foreground", "node", "home", "pattern", "window", "outstanding",
                  "to_issue", "issued", "completed", "interval_ns", "next_issue_ns", "wake_pending",
                  "stopped", "finish_ns", "latency", "coherence", "on_finish", "hold_ns",
                  "arrays", "streams", "victim_lines", "chase", "watch_at", "watch_event")
@@ -55,6 +55,7 @@ class Thread:
     def __init__(self, env, spec, node: int, home: int, window: int, lines: int | None,
                  foreground: bool, coherence, on_finish=None, hold_ns: float = 0.0, arrays=None, name: str = ""):
         self.env = env
+        self.clock: Clock = env.clock
         self.spec = spec
         self.label = spec.label
         self.foreground = foreground
@@ -88,14 +89,14 @@ class Thread:
     def start(self, at_ns: float) -> None:
         self.next_issue_ns = at_ns
         self.wake_pending = True
-        call_at(self.env, at_ns, self._wake)
+        call_at(self.clock, at_ns, self._wake)
 
     def _wake(self, _arg=None) -> None:
         self.wake_pending = False
         self._issue()
 
     def _issue(self) -> None:
-        now = self.env.now_ns
+        now = self.clock.now_ns
         while self.outstanding < self.window and not self.stopped:
             if self.to_issue is not None and self.issued >= self.to_issue:
                 return
@@ -103,7 +104,7 @@ class Thread:
                 if now < self.next_issue_ns:
                     if not self.wake_pending:
                         self.wake_pending = True
-                        call_at(self.env, self.next_issue_ns, self._wake)
+                        call_at(self.clock, self.next_issue_ns, self._wake)
                     return
                 self.next_issue_ns = (self.next_issue_ns if self.next_issue_ns > now - self.interval_ns
                                       else now) + self.interval_ns
@@ -132,7 +133,7 @@ class Thread:
     def filled(self, txn) -> None:
         """The miss has its data and every probe response."""
         self.completed += 1
-        self.latency.add(self.env.now_ns - txn.issued_ns)
+        self.latency.add(self.clock.now_ns - txn.issued_ns)
         if self.completed == self.watch_at:
             self.watch_at = -1
             assert self.watch_event is not None   # watch() set both
@@ -156,7 +157,7 @@ class Thread:
 
     def _finish_if_idle(self) -> None:
         if self.outstanding == 0 and self.finish_ns is None:
-            self.finish_ns = self.env.now_ns
+            self.finish_ns = self.clock.now_ns
             if self.on_finish is not None:
                 self.on_finish(self)
 

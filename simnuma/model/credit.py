@@ -19,9 +19,12 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 from heapq import heappop, heappush
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .events import grant_at
+from .events import Clock, grant_at
+
+if TYPE_CHECKING:
+    from .packet import Packet
 
 __all__ = ["CreditPool", "release_buffers"]
 
@@ -33,12 +36,13 @@ class CreditPool:
     Abstracts away: which slot is used (slots are interchangeable).
     """
 
-    __slots__ = ("env", "name", "capacity", "ready", "waiters")
+    __slots__ = ("env", "clock", "name", "capacity", "ready", "waiters")
 
     def __init__(self, env, capacity: int, name: str):
         if capacity <= 0:
             raise ValueError(f"{name}: a buffer pool needs at least one slot, got {capacity}")
         self.env = env
+        self.clock: Clock = env.clock
         self.name = name
         self.capacity = capacity
         self.ready = [0.0] * capacity  # ready times of free slots (a heap)
@@ -49,10 +53,10 @@ class CreditPool:
         ready = self.ready
         if ready:
             ready_ns = heappop(ready)
-            if ready_ns <= self.env.now_ns:   # grant_at's immediate case, inlined (every request comes here)
+            if ready_ns <= self.clock.now_ns:   # grant_at's immediate case, inlined (every request comes here)
                 fn(arg)
             else:
-                grant_at(self.env, ready_ns, fn, arg)
+                grant_at(self.clock, ready_ns, fn, arg)
         else:
             self.waiters.append((fn, arg))
 
@@ -65,7 +69,7 @@ class CreditPool:
         # give_back(when_ns), inlined: a call here cost 1-2% of exact mode
         if self.waiters:
             fn, arg = self.waiters.popleft()
-            grant_at(self.env, when_ns, fn, arg)
+            grant_at(self.clock, when_ns, fn, arg)
         else:
             heappush(self.ready, when_ns)
         return when_ns
@@ -74,7 +78,7 @@ class CreditPool:
         """Make a slot usable again from ``ready_ns`` (a waiting request gets it then)."""
         if self.waiters:
             fn, arg = self.waiters.popleft()
-            grant_at(self.env, ready_ns, fn, arg)
+            grant_at(self.clock, ready_ns, fn, arg)
         else:
             heappush(self.ready, ready_ns)
 
@@ -86,7 +90,7 @@ class CreditPool:
         return self.capacity - len([t for t in ready if t <= now])
 
 
-def release_buffers(pkt, when_ns: float) -> None:
+def release_buffers(pkt: Packet, when_ns: float) -> None:
     """Free the buffers ``pkt`` holds; a data buffer's credit rides in the same NOP as the command's."""
     ready_ns = pkt.held.release(when_ns)
     if pkt.held_data is not None:

@@ -43,6 +43,7 @@ from __future__ import annotations
 import math
 
 
+from .events import Clock
 from .packet import LINE_BYTES
 
 __all__ = ["CurveMemory", "curve_latency_ns", "WINDOW_NS"]
@@ -100,11 +101,12 @@ class CurveMemory:
 
     COUNTERS = ("lines", "busy_ns", "reads", "writes", "added_ns")
 
-    __slots__ = ("env", "mct", "curves", "latency_ns", "rate", "read_share", "last_ns", "free_at", "lines",
+    __slots__ = ("env", "clock", "mct", "curves", "latency_ns", "rate", "read_share", "last_ns", "free_at", "lines",
                  "busy_ns", "reads", "writes", "added_ns", "peak_GBps", "servers")
 
     def __init__(self, env, params, mct):
         self.env = env
+        self.clock: Clock = env.clock
         self.mct = mct
         self.curves = params.curves
         self.latency_ns = params.memory_latency_ns
@@ -124,7 +126,7 @@ class CurveMemory:
         return self.peak_GBps
 
     def submit(self, pkt, is_write: bool, _line_address) -> None:
-        now = self.env.now_ns
+        now = self.clock.now_ns
         decay = math.exp(-(now - self.last_ns) / WINDOW_NS)
         self.last_ns = now
         self.rate = self.rate * decay + 1.0 / WINDOW_NS   # each arrival adds 1/window: the mean is the rate
@@ -146,6 +148,6 @@ class CurveMemory:
 
     def counters(self) -> list:
         """The counters up to now: the service booked ahead of now (``free_at``, contiguous) is not busy yet."""
-        now = self.env.now_ns
+        now = self.clock.now_ns
         ahead_ns = self.free_at - now if self.free_at > now else 0.0
         return [self.lines, self.busy_ns - ahead_ns, self.reads, self.writes, self.added_ns]

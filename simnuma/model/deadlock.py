@@ -57,7 +57,7 @@ class ProgressWatch:
         self.since_ns = 0.0
 
     def start(self) -> None:
-        call_at(self.env, self.env.now_ns + CHECK_NS, self._check)
+        call_at(self.env.clock, self.env.now_ns + CHECK_NS, self._check)
 
     def _check(self, _arg=None) -> None:
         coherence = self.system.coherence
@@ -67,7 +67,7 @@ class ProgressWatch:
             self.since_ns = now
         elif now - self.since_ns >= STALL_NS:
             raise deadlock_error(self.system, now - self.since_ns)
-        call_at(self.env, now + CHECK_NS, self._check)
+        call_at(self.env.clock, now + CHECK_NS, self._check)
 
 
 def _held_pools(arg) -> list:

@@ -54,7 +54,7 @@ from __future__ import annotations
 
 from math import ceil
 
-from .events import call_at
+from .events import Clock, call_at
 from .ledger import SpanLedger
 from .pages import AddressMap, PagePlacer
 
@@ -137,6 +137,7 @@ class DRAM:
 
     def __init__(self, env, dram, controller_latency_ns: float, mct, seed: str):
         self.env = env
+        self.clock: Clock = env.clock
         self.mct = mct
         self.amap = AddressMap(dram)
         self.placer = PagePlacer(self.amap, seed)
@@ -183,7 +184,7 @@ class DRAM:
         ch = self.channels[(line_address >> cs) & cm]
         rank = (line_address >> rs) & rm
         bank = rank * self.banks_per_rank + ((line_address >> bs) & bm)
-        now = self.env.now_ns
+        now = self.clock.now_ns
         req = _Request(pkt, is_write, rank, bank, (line_address >> ws) & wm, now, ch.banks[bank], ch.ranks[rank])
         ch.queue.append(req)
         if self.write_burst:
@@ -223,7 +224,7 @@ class DRAM:
 
     def _burst(self, on: bool) -> None:
         """A write burst begins or ends: every channel decides afresh (after the current event)."""
-        now = self.env.now_ns
+        now = self.clock.now_ns
         self.draining = on
         if on:
             self.drain_ns = now
@@ -231,11 +232,11 @@ class DRAM:
             ch.token += 1
             ch.pending = None
             ch.epoch_ns = now
-            call_at(self.env, now, self._epoch, (ch, ch.token))
+            call_at(self.clock, now, self._epoch, (ch, ch.token))
 
     def _schedule(self, ch: _Channel, col_ns: float, pending=None) -> None:
         """A decision is due at ``col_ns``; ``pending`` is the one made already, if any (see :meth:`_confirm`)."""
-        now = self.env.now_ns
+        now = self.clock.now_ns
         ch.token += 1
         ch.pending = pending
         if col_ns <= now:
@@ -243,13 +244,13 @@ class DRAM:
             self._epoch((ch, ch.token))
         else:
             ch.epoch_ns = col_ns
-            call_at(self.env, col_ns, self._epoch, (ch, ch.token))
+            call_at(self.clock, col_ns, self._epoch, (ch, ch.token))
 
     def _epoch(self, item) -> None:
         ch, token = item
         if token != ch.token:
             return  # superseded by an earlier decision
-        now = self.env.now_ns
+        now = self.clock.now_ns
         queue = ch.queue
         pending, ch.pending = ch.pending, None
         while queue:
@@ -265,7 +266,7 @@ class DRAM:
                 ch.token += 1
                 ch.epoch_ns = col
                 ch.pending = (k, col, data, act, len(queue))
-                call_at(self.env, col, self._epoch, (ch, ch.token))
+                call_at(self.clock, col, self._epoch, (ch, ch.token))
                 return
             self._commit(ch, k, col, data, act)
         ch.epoch_ns = None
@@ -414,7 +415,7 @@ class DRAM:
         rank = ch.ranks[req.rank]
         if data + self.burst_ns > rank.refresh_due_ns:
             self._refresh(ch, rank, req.rank, data + self.burst_ns)
-            col, data, act = self._timing(ch, req, self.env.now_ns)
+            col, data, act = self._timing(ch, req, self.clock.now_ns)
         queue = ch.queue
         if k:
             for j in range(k):
@@ -465,7 +466,7 @@ class DRAM:
             since = self.drain_ns   # the wait for the burst is the controller's policy, not the DRAM's
         ideal = ceil(since / self.tck - 1e-9) * self.tck + (self.cwl if req.is_write else self.cl)
         floor = ch.bus_free_ns if ch.bus_free_ns > ideal else ideal
-        self.busy_ns += ch.ledger.book(floor if floor < data else data, data, end, self.env.now_ns)
+        self.busy_ns += ch.ledger.book(floor if floor < data else data, data, end, self.clock.now_ns)
         ch.bus_free_ns = end
         ch.last_write = req.is_write
         ch.last_rank = req.rank
@@ -493,7 +494,7 @@ class DRAM:
 
     def counters(self) -> list:
         """The counters up to now: busy and bus time booked ahead of now (:class:`SpanLedger`) are left out."""
-        ahead = [ch.ledger.ahead(self.env.now_ns) for ch in self.channels]
+        ahead = [ch.ledger.ahead(self.clock.now_ns) for ch in self.channels]
         busy_ns, bus_ns = self.busy_ns - sum(a[0] for a in ahead), self.bus_ns - sum(a[1] for a in ahead)
         return [self.lines, busy_ns, bus_ns, self.reads, self.writes, self.hits,
                 self.empties, self.conflicts, self.turnarounds, self.refreshes, self.read_ns]

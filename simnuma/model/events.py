@@ -1,10 +1,11 @@
 """The scheduling primitives the hot path uses, and the one module that touches SimPy's internals.
 
-SimPy stays the event loop; to keep a packet hop cheap the model pushes
-entries onto its event heap directly, reads its clock without the property,
-and makes packets events of their own.  Those uses of SimPy internals
-(``Environment._now``, ``_queue``, ``_eid``, the heap entry layout, an event's
-``callbacks`` and ``_ok``) live here and nowhere else; ``pyproject.toml`` pins
+SimPy stays the event loop (its ``Environment.run``, stepping with SimPy
+4.1's ``step`` compiled on :class:`Clock`); to keep a packet hop cheap the
+model pushes entries onto its event heap directly, reads its clock as a field
+of a compiled object, and makes packets events of their own.  Those uses of
+SimPy internals (``Environment._now``, ``_queue``, ``_eid``, ``step``, the heap
+entry layout, an event's ``callbacks`` and ``_ok``) live here and nowhere else; ``pyproject.toml`` pins
 SimPy to the versions ``tests/model/test_events.py`` checks them against.
 
 Components never start a SimPy process per packet: they schedule a bare,
@@ -23,25 +24,34 @@ import simpy
 from simpy.core import EmptySchedule, StopSimulation
 from simpy.events import NORMAL, URGENT, EventPriority
 
-__all__ = ["Environment", "HeapEvent", "Call", "call_at", "grant_at", "deliver_at", "later"]
+__all__ = ["Clock", "Environment", "HeapEvent", "Call", "call_at", "grant_at", "deliver_at", "later"]
 
 
-class Environment(simpy.Environment):
-    """SimPy's environment with its clock also in a plain attribute, ``now_ns``.
+class Clock:
+    """The simulated time and SimPy's event heap, as the hot path reads them.
 
-    Components read the time on every event; an attribute costs a third of
-    the ``now`` property's call.  :meth:`step` is SimPy 4.1's, setting both.
+    A compiled object of fixed layout: reading ``now_ns`` is a field read,
+    where an attribute of the environment (a Python object) is a dictionary
+    lookup.  Every component keeps the clock of its environment; the
+    environment's own clock (``_now``, which SimPy reads) is this one's.
+    :meth:`step` is SimPy 4.1's ``Environment.step``; the environment hands
+    its event loop to it.
     """
 
-    def __init__(self):
-        super().__init__()
-        self.now_ns = self._now
+    __slots__ = ("now_ns", "queue", "eid", "env")
+
+    def __init__(self, now_ns: float):
+        self.now_ns = now_ns
+        self.queue: list = []   # SimPy's heap of (time, priority, insertion id, event), set by the environment
+        self.eid: Any = None    # SimPy's insertion counter (an itertools.count), set by the environment
+        self.env: Any = None
 
     def step(self) -> None:
         try:
-            self.now_ns = self._now = (entry := heappop(self._queue))[0]
+            entry = heappop(self.queue)
         except IndexError:
             raise EmptySchedule from None
+        self.now_ns = entry[0]
         event: Any = entry[3]   # a SimPy event, or a Packet, Transaction or Call: what it has of one is all it reads
         callbacks: Any = event.callbacks   # a list, or a tuple shared by many (_FIRE, a component's callbacks)
         event.callbacks = None   # SimPy's step does the same
@@ -50,20 +60,52 @@ class Environment(simpy.Environment):
                 callback(event)
         except StopSimulation:
             event.callbacks = callbacks[callbacks.index(callback) + 1:]
-            self.schedule(event, EventPriority(URGENT - 1))
+            self.env.schedule(event, EventPriority(URGENT - 1))
             raise
+        if isinstance(event, HeapEvent) or isinstance(event, Call):
+            return   # the model's own events never fail
         if not event._ok and not hasattr(event, "_defused"):
             exc = type(event._value)(*event._value.args)
             exc.__cause__ = event._value
             raise exc
 
 
+class Environment(simpy.Environment):
+    """SimPy's environment, its clock a :class:`Clock` (``clock``) that also runs its event loop.
+
+    SimPy's own code reads and sets ``_now``, which reads and sets the
+    clock's ``now_ns``; ``now_ns`` is the same time for code outside the hot
+    path.  SimPy's ``run`` steps with ``self.step``, here the clock's.
+    """
+
+    def __init__(self):
+        self.clock = Clock(0.0)
+        super().__init__()
+        self.clock.queue = self._queue
+        self.clock.eid = self._eid
+        self.clock.env = self
+        self.step = self.clock.step   # type: ignore[method-assign]
+
+    @property
+    def _now(self) -> float:
+        return self.clock.now_ns
+
+    @_now.setter
+    def _now(self, value: float) -> None:
+        self.clock.now_ns = value
+
+    @property
+    def now_ns(self) -> float:
+        return self.clock.now_ns
+
+
 class HeapEvent:
-    """What SimPy's event loop reads of an event: ``callbacks`` (set while on the heap) and ``_ok``.
+    """What the event loop reads of one of the model's events: ``callbacks`` (set while on the heap).
 
     A :class:`~simnuma.model.packet.Packet` is one, so that a packet on its way
     between two components is itself the event that delivers it; so is a
     :class:`~simnuma.model.coherence.Transaction`, for the waits of the protocol.
+    Such an event never fails (``_ok``, for SimPy code that asks).
     """
 
     __slots__ = ("callbacks",)
@@ -71,7 +113,7 @@ class HeapEvent:
     _ok = True    # already triggered, successfully
 
 
-def _fire(event) -> None:
+def _fire(event: Call) -> None:
     event.fn(event.arg)
 
 
@@ -81,32 +123,33 @@ _FIRE = (_fire,)   # SimPy only iterates an event's callbacks (and then drops th
 class Call:
     """An already-triggered event that calls ``fn(arg)`` when SimPy processes it.
 
-    It carries only what ``Environment.step`` reads of an event (``callbacks``
-    and ``_ok``), so it is cheaper to make than a full :class:`simpy.Event`.
+    It carries only what :meth:`Clock.step` reads of one of the model's
+    events (``callbacks``), so it is cheaper to make than a full
+    :class:`simpy.Event`.
     """
 
-    __slots__ = ("callbacks", "_ok", "fn", "arg")
+    __slots__ = ("callbacks", "fn", "arg")
     callbacks: tuple | None
+    _ok = True    # already triggered, successfully
 
-    def __init__(self, fn, arg):  # noqa: D107 - deliberately minimal
+    def __init__(self, fn: Any, arg: Any):  # noqa: D107 - deliberately minimal
         self.callbacks = _FIRE
-        self._ok = True
         self.fn = fn
         self.arg = arg
 
 
-def call_at(env, when_ns: float, fn, arg=None) -> None:
+def call_at(clock: Clock, when_ns: float, fn: Any, arg: Any = None) -> None:
     """Call ``fn(arg)`` at absolute simulated time ``when_ns`` (not before now).
 
     Equivalent to ``env.schedule(Call(...), NORMAL, delay)``, pushed straight
     onto SimPy's event heap with SimPy's own ordering key (time, priority,
     insertion id) to save a call on the hottest path of the simulator.
     """
-    now = env._now
-    heappush(env._queue, (when_ns if when_ns > now else now, NORMAL, next(env._eid), Call(fn, arg)))
+    now = clock.now_ns
+    heappush(clock.queue, (when_ns if when_ns > now else now, NORMAL, next(clock.eid), Call(fn, arg)))
 
 
-def deliver_at(env, when_ns: float, pkt, callbacks: tuple) -> None:
+def deliver_at(clock: Clock, when_ns: float, pkt: HeapEvent, callbacks: tuple) -> None:
     """Hand ``pkt`` to ``callbacks`` (a 1-tuple of a method taking the packet) at ``when_ns`` (not before now).
 
     The packet is the event: SimPy calls ``callbacks[0](pkt)``.  A packet is
@@ -117,19 +160,19 @@ def deliver_at(env, when_ns: float, pkt, callbacks: tuple) -> None:
     if pkt.callbacks is not None:   # _claim, inlined: every hop of every packet comes through here
         _claim(pkt, callbacks)
     pkt.callbacks = callbacks
-    now = env._now
-    heappush(env._queue, (when_ns if when_ns > now else now, NORMAL, next(env._eid), pkt))
+    now = clock.now_ns
+    heappush(clock.queue, (when_ns if when_ns > now else now, NORMAL, next(clock.eid), pkt))
 
 
-def grant_at(env, when_ns: float, fn, arg) -> None:
+def grant_at(clock: Clock, when_ns: float, fn: Any, arg: Any) -> None:
     """Call ``fn(arg)`` now if ``when_ns`` has come, else at ``when_ns`` (a credit or buffer slot granted)."""
-    if when_ns <= env._now:
+    if when_ns <= clock.now_ns:
         fn(arg)
     else:
-        heappush(env._queue, (when_ns, NORMAL, next(env._eid), later(fn, arg)))
+        heappush(clock.queue, (when_ns, NORMAL, next(clock.eid), later(fn, arg)))
 
 
-def later(fn, arg):
+def later(fn: Any, arg: Any) -> Any:
     """The event that calls ``fn(arg)``: ``arg`` itself where it is a packet (see :func:`deliver_at`), else a Call."""
     if isinstance(arg, HeapEvent):
         _claim(arg, (fn,))
@@ -137,9 +180,9 @@ def later(fn, arg):
     return Call(fn, arg)
 
 
-def _claim(pkt, callbacks: tuple) -> None:
+def _claim(pkt: HeapEvent, callbacks: tuple) -> None:
     """Make ``pkt`` the event that calls ``callbacks``; it must not be on the heap already."""
     if pkt.callbacks is not None:
-        what = f"{pkt.kind} packet" if hasattr(pkt, "kind") else type(pkt).__name__.lower()
+        what = f"{getattr(pkt, 'kind')} packet" if hasattr(pkt, "kind") else type(pkt).__name__.lower()
         raise RuntimeError(f"a {what} was put on the event heap while already on it")
     pkt.callbacks = callbacks

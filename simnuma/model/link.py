@@ -29,8 +29,8 @@ from heapq import heappop, heappush
 from typing import Any
 
 from .credit import CreditPool
-from .events import deliver_at, grant_at
-from .packet import NOP_BYTES, POSTED, RESPONSE, VC_NAMES
+from .events import Clock, deliver_at, grant_at
+from .packet import NOP_BYTES, POSTED, RESPONSE, VC_NAMES, Packet
 
 __all__ = ["LinkDirection", "LinkBuffers"]
 
@@ -59,7 +59,7 @@ class LinkBuffers(CreditPool):
         """
         back = self.link.reverse
         nop_ns = back.nop_ns
-        now = self.env.now_ns
+        now = self.clock.now_ns
         sent_ns = when_ns if when_ns > now else now
         busy_until = back.busy_until
         if busy_until > sent_ns:
@@ -75,7 +75,7 @@ class LinkBuffers(CreditPool):
         # give_back(t), inlined: every packet on every hop comes through here (a call costs 1-3% of exact mode)
         if self.waiters:
             fn, arg = self.waiters.popleft()
-            grant_at(self.env, t, fn, arg)
+            grant_at(self.clock, t, fn, arg)
         else:
             heappush(self.ready, t)
         return t
@@ -84,7 +84,7 @@ class LinkBuffers(CreditPool):
 class LinkDirection:
     """Packets from node ``src`` to node ``dst`` over one link."""
 
-    __slots__ = ("env", "src", "dst", "src_id", "dst_id", "ns_per_byte", "latency_ns", "busy_until",
+    __slots__ = ("env", "clock", "src", "dst", "src_id", "dst_id", "ns_per_byte", "latency_ns", "busy_until",
                  "cmd_busy_until", "cmd_pools", "data_pools", "reverse", "receiver", "exits", "arrival_delay_ns",
                  "cmd_bytes", "data_bytes", "busy_ns", "data_busy_ns", "nops", "nop_ns", "gaps")
 
@@ -95,6 +95,7 @@ class LinkDirection:
     def __init__(self, env, src: int, dst: int, src_id: int, dst_id: int, bandwidth_GBps: float,
                  latency_ns: float, buffers: dict, data_buffers: dict):
         self.env = env
+        self.clock: Clock = env.clock
         self.src, self.dst = src, dst
         self.src_id, self.dst_id = src_id, dst_id
         self.ns_per_byte = 1.0 / bandwidth_GBps
@@ -131,7 +132,7 @@ class LinkDirection:
         between is idle: :meth:`sent_busy_ns` must not count it as busy.
         """
         gaps = self.gaps
-        now = self.env.now_ns
+        now = self.clock.now_ns
         while gaps and gaps[0][1] <= now:
             gaps.popleft()
         gaps.append((from_ns, to_ns))
@@ -161,7 +162,7 @@ class LinkDirection:
     def pools(self):
         return [p for p in self.cmd_pools + self.data_pools if p is not None]
 
-    def send(self, pkt) -> None:
+    def send(self, pkt: Packet) -> None:
         """Queue ``pkt`` (held in a buffer at ``src``) for this direction.
 
         A packet whose command credit (and data credit, if it carries data) is
@@ -171,7 +172,7 @@ class LinkDirection:
         every packet comes through here.  Otherwise it waits for the credits
         in order, command credit first.
         """
-        now = self.env.now_ns
+        now = self.clock.now_ns
         vc = pkt.vc
         pool = self.cmd_pools[vc]
         ready = pool.ready
@@ -181,6 +182,7 @@ class LinkDirection:
                 self._transmit(pkt)
                 return
             data_pool = self.data_pools[vc]
+            assert data_pool is not None   # a channel that carries data has data buffers
             ready = data_pool.ready
             if ready and ready[0] <= now:  # ... and a data credit
                 heappop(ready)
@@ -190,15 +192,17 @@ class LinkDirection:
         else:
             pool.request(self._got_command_credit, pkt)
 
-    def _got_command_credit(self, pkt) -> None:
+    def _got_command_credit(self, pkt: Packet) -> None:
         if pkt.data_bytes:
-            self.data_pools[pkt.vc].request(self._transmit, pkt)
+            data_pool = self.data_pools[pkt.vc]
+            assert data_pool is not None
+            data_pool.request(self._transmit, pkt)
         else:
             self._transmit(pkt)
 
-    def _transmit(self, pkt) -> None:
-        env = self.env
-        now = env.now_ns
+    def _transmit(self, pkt: Packet) -> None:
+        clock = self.clock
+        now = clock.now_ns
         cmd_ns = pkt.cmd_bytes * self.ns_per_byte
         data_bytes = pkt.data_bytes
         if data_bytes:
@@ -227,7 +231,7 @@ class LinkDirection:
         if held_data is not None:   # give_back(ready_ns), inlined
             if held_data.waiters:
                 fn, arg = held_data.waiters.popleft()
-                grant_at(env, ready_ns, fn, arg)
+                grant_at(clock, ready_ns, fn, arg)
             else:
                 heappush(held_data.ready, ready_ns)
         vc = pkt.vc
@@ -251,4 +255,4 @@ class LinkDirection:
             callbacks = self.exits[key]
         except KeyError:
             callbacks = self.exits[key] = self.receiver.exit(key)
-        deliver_at(env, arrive_ns, pkt, callbacks)
+        deliver_at(clock, arrive_ns, pkt, callbacks)

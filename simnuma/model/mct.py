@@ -30,7 +30,7 @@ from heapq import heappop
 from typing import TYPE_CHECKING
 
 from .credit import CreditPool, release_buffers
-from .events import deliver_at
+from .events import Clock, deliver_at
 from .packet import LINE_BYTES, PROBE, RESPONSE, Packet
 from .xbar import XBar, enter_fabric
 
@@ -44,7 +44,7 @@ __all__ = ["MCT", "FifoMemory", "make_memory"]
 class MCT:
     """Memory controller of node ``index``: the DRAM queue, the crossbar buffers, and a memory behind them."""
 
-    __slots__ = ("env", "index", "node_id", "queue", "pools", "memory", "model", "addressed",
+    __slots__ = ("env", "clock", "index", "node_id", "queue", "pools", "memory", "model", "addressed",
                  "xbar_delay_ns", "xbar", "coherence", "routes", "data_ready")
 
     # wired by the System once every component exists (unset until then)
@@ -54,6 +54,7 @@ class MCT:
 
     def __init__(self, env, index: int, node_id: int, params, rng, seed: str = ""):
         self.env = env
+        self.clock: Clock = env.clock
         self.index = index
         self.node_id = node_id
         self.queue = CreditPool(env, params.memory_queue, f"N{node_id} mct dram queue")
@@ -69,17 +70,17 @@ class MCT:
     def pool_list(self):
         return [self.queue, self.pools[RESPONSE], self.pools[PROBE]]
 
-    def accept(self, pkt) -> None:
+    def accept(self, pkt: Packet) -> None:
         """A read request or victim write for this node's memory is in the crossbar."""
         ready = self.queue.ready
-        if ready and ready[0] <= self.env.now_ns:   # an entry is free now: CreditPool.request's grant, inlined
+        if ready and ready[0] <= self.clock.now_ns:   # an entry is free now: CreditPool.request's grant, inlined
             heappop(ready)
             self._admitted(pkt)
         else:
             self.queue.request(self._admitted, pkt)
 
-    def _admitted(self, pkt) -> None:
-        release_buffers(pkt, self.env.now_ns)
+    def _admitted(self, pkt: Packet) -> None:
+        release_buffers(pkt, self.clock.now_ns)
         txn = pkt.txn
         if pkt.kind == "victim":
             self.memory.submit(pkt, True, txn.victim_address)
@@ -92,15 +93,15 @@ class MCT:
         if is_write:
             self.queue.release(done_ns)
         else:
-            deliver_at(self.env, done_ns, txn, self.data_ready)   # the transaction is the event
+            deliver_at(self.clock, done_ns, txn, self.data_ready)   # the transaction is the event
 
     def read_data(self, txn) -> None:
         """The memory has a read's data: it leaves through an MCT response buffer."""
         resp = Packet("read_resp", txn, self.index, txn.requester, self.routes[txn.requester])
         self.pools[RESPONSE].request(self._send_data, resp)  # type: ignore[union-attr]  # the RESPONSE pool is set
 
-    def _send_data(self, pkt) -> None:
-        now = self.env.now_ns
+    def _send_data(self, pkt: Packet) -> None:
+        now = self.clock.now_ns
         self.queue.release(now)
         self._enter_xbar(pkt, RESPONSE)
 
@@ -118,12 +119,12 @@ class MCT:
             pkt.path = self.routes[pkt.dst]
             pkt.held = hold
             pkt.held_data = None
-            enter_fabric(self.env, pkt, self.xbar_delay_ns, self.xbar)
+            enter_fabric(self.clock, pkt, self.xbar_delay_ns, self.xbar)
 
-    def _enter_xbar(self, pkt, vc) -> None:
+    def _enter_xbar(self, pkt: Packet, vc: int) -> None:
         pkt.held = self.pools[vc]
         pkt.held_data = None
-        enter_fabric(self.env, pkt, self.xbar_delay_ns, self.xbar)
+        enter_fabric(self.clock, pkt, self.xbar_delay_ns, self.xbar)
 
 
 class _BroadcastHold:
@@ -150,11 +151,12 @@ class FifoMemory:
 
     COUNTERS = ("lines", "busy_ns", "reads", "writes")
 
-    __slots__ = ("env", "mct", "transfer_ns", "loss_ns", "service_ns", "rng", "access_ns", "free_at",
+    __slots__ = ("env", "clock", "mct", "transfer_ns", "loss_ns", "service_ns", "rng", "access_ns", "free_at",
                  "lines", "busy_ns", "reads", "writes", "peak_GBps", "servers")
 
     def __init__(self, env, params, rng, mct):
         self.env = env
+        self.clock: Clock = env.clock
         self.mct = mct
         self.service_ns = LINE_BYTES / (params.memory_bandwidth_GBps * params.memory_efficiency)
         self.transfer_ns = LINE_BYTES / params.memory_bandwidth_GBps
@@ -169,7 +171,7 @@ class FifoMemory:
         self.reads = self.writes = 0
 
     def submit(self, pkt, is_write: bool, _line_address) -> None:
-        now = self.env.now_ns
+        now = self.clock.now_ns
         start = self.free_at if self.free_at > now else now
         service = self.transfer_ns + self.loss_ns * self.rng()
         self.free_at = start + service
@@ -187,7 +189,7 @@ class FifoMemory:
 
     def counters(self) -> list:
         """The counters up to now: the service booked ahead of now (``free_at``, contiguous) is not busy yet."""
-        now = self.env.now_ns
+        now = self.clock.now_ns
         ahead_ns = self.free_at - now if self.free_at > now else 0.0
         return [self.lines, self.busy_ns - ahead_ns, self.reads, self.writes]
 

@@ -17,7 +17,7 @@ from heapq import heappop
 from typing import TYPE_CHECKING
 
 from .credit import CreditPool
-from .events import deliver_at
+from .events import Clock, deliver_at
 from .xbar import XBar, enter_fabric
 from .packet import VC_NAMES, Packet
 
@@ -31,7 +31,7 @@ __all__ = ["SRI"]
 class SRI:
     """Request queue and probe handling of node ``index``."""
 
-    __slots__ = ("env", "index", "node_id", "inject_delay_ns", "pools", "probe_queue",
+    __slots__ = ("env", "clock", "index", "node_id", "inject_delay_ns", "pools", "probe_queue",
                  "lookup_ns", "xbar", "coherence", "routes", "answer")
 
     # wired by the System once every component exists (unset until then)
@@ -41,6 +41,7 @@ class SRI:
 
     def __init__(self, env, index: int, node_id: int, params):
         self.env = env
+        self.clock: Clock = env.clock
         self.index = index
         self.node_id = node_id
         self.inject_delay_ns = params.sri_latency_ns + params.xbar_latency_ns
@@ -54,12 +55,13 @@ class SRI:
     def pool_list(self):
         return [p for p in self.pools if p is not None] + [self.probe_queue]
 
-    def inject(self, pkt, then=None) -> None:
+    def inject(self, pkt: Packet, then=None) -> None:
         """Send ``pkt`` from this node; ``then(pkt)`` runs once it holds a crossbar buffer."""
         pkt.path = self.routes[pkt.dst]
         pool = self.pools[pkt.vc]
+        assert pool is not None   # the board gives every channel a core sends on its SRI buffers
         ready = pool.ready
-        if ready and ready[0] <= self.env.now_ns:
+        if ready and ready[0] <= self.clock.now_ns:
             # a buffer is free now: take it (CreditPool.request's immediate grant, inlined: every packet
             # a core or a probe answer sends comes through here)
             heappop(ready)
@@ -70,30 +72,30 @@ class SRI:
     def _injected(self, item) -> None:
         self._enter(*item)
 
-    def _enter(self, pkt, then) -> None:
+    def _enter(self, pkt: Packet, then) -> None:
         """``pkt`` holds an SRI buffer: it enters the crossbar."""
         pkt.held = self.pools[pkt.vc]
         pkt.held_data = None
-        enter_fabric(self.env, pkt, self.inject_delay_ns, self.xbar)
+        enter_fabric(self.clock, pkt, self.inject_delay_ns, self.xbar)
         if then is not None:
             then(pkt)
 
-    def probe_in(self, pkt) -> None:
+    def probe_in(self, pkt: Packet) -> None:
         """A probe for this node's caches arrived in the crossbar."""
         ready = self.probe_queue.ready
-        if ready and ready[0] <= self.env.now_ns:   # a slot is free now: CreditPool.request's grant, inlined
+        if ready and ready[0] <= self.clock.now_ns:   # a slot is free now: CreditPool.request's grant, inlined
             heappop(ready)
             self._lookup(pkt)
         else:
             self.probe_queue.request(self._lookup, pkt)
 
-    def _lookup(self, pkt) -> None:
-        now = self.env.now_ns
+    def _lookup(self, pkt: Packet) -> None:
+        now = self.clock.now_ns
         pkt.held.release(now)
-        deliver_at(self.env, now + self.lookup_ns, pkt, self.answer)
+        deliver_at(self.clock, now + self.lookup_ns, pkt, self.answer)
 
-    def _answer(self, probe) -> None:
-        self.probe_queue.release(self.env.now_ns)
+    def _answer(self, probe: Packet) -> None:
+        self.probe_queue.release(self.clock.now_ns)
         txn = probe.txn
         if txn.requester == self.index:
             self.coherence.local_probe_response(txn)

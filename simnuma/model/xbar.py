@@ -16,7 +16,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .credit import release_buffers
-from .events import deliver_at
+from .events import Clock, deliver_at
+
+from .packet import Packet
 
 if TYPE_CHECKING:
     from .coherence import Coherence
@@ -26,7 +28,7 @@ if TYPE_CHECKING:
 __all__ = ["XBar", "enter_fabric"]
 
 
-def enter_fabric(env, pkt, delay_ns: float, xbar) -> None:
+def enter_fabric(clock: Clock, pkt: Packet, delay_ns: float, xbar: XBar) -> None:
     """A packet from the SRI or MCT enters its node's crossbar.
 
     Bound for another node, it queues for its first link at once and pays the
@@ -39,18 +41,19 @@ def enter_fabric(env, pkt, delay_ns: float, xbar) -> None:
         pkt.hop = 1
         pkt.path[0].send(pkt)
     else:
-        deliver_at(env, env.now_ns + delay_ns, pkt, xbar.consumers[pkt.kind])
+        deliver_at(clock, clock.now_ns + delay_ns, pkt, xbar.consumers[pkt.kind])
 
 
 class XBar:
     """Routes packets at node ``index``."""
 
-    __slots__ = ("index", "latency_ns", "sri", "mct", "coherence", "env", "consumers")
+    __slots__ = ("index", "latency_ns", "sri", "mct", "coherence", "env", "clock", "consumers")
 
     # wired by the System once every component exists (unset until then)
     sri: SRI
     mct: MCT
     coherence: Coherence
+    clock: Clock
 
     def __init__(self, index: int, latency_ns: float):
         self.index = index
@@ -60,6 +63,7 @@ class XBar:
         """Attach the node's SRI and MCT and the coherence protocol, once every component exists."""
         self.sri, self.mct, self.coherence = sri, mct, coherence
         self.env = sri.env
+        self.clock = sri.clock
         to_memory, to_caches, to_requester = (mct.accept,), (sri.probe_in,), (self.respond,)
         # per packet kind: the callbacks of a packet that ends at this node
         self.consumers = {"read_req": to_memory, "victim": to_memory, "probe": to_caches,
@@ -80,7 +84,7 @@ class XBar:
             return self.consumers[key]
         return (key.send,)
 
-    def respond(self, pkt) -> None:
+    def respond(self, pkt: Packet) -> None:
         """A response (read data, probe response, source-done) reached its consumer: its buffers are free."""
-        release_buffers(pkt, self.env.now_ns)
+        release_buffers(pkt, self.clock.now_ns)
         self.coherence.delivered(pkt)

@@ -160,15 +160,13 @@ def test_relabelling_the_quartet_changes_no_result(mapping, specs, bg):
 
 
 def test_a_packet_is_on_the_event_heap_at_most_once():
-    import simpy
-
-    from simnuma.model.events import deliver_at, later
+    from simnuma.model.events import Environment, deliver_at, later
     from simnuma.model.packet import Packet
 
-    env = simpy.Environment()
+    env = Environment()
     seen = []
     pkt = Packet("probe", None, 0, 1, ())
-    deliver_at(env, 5.0, pkt, (seen.append,))
+    deliver_at(env.clock, 5.0, pkt, (seen.append,))
     with pytest.raises(RuntimeError, match="probe packet was put on the event heap while already on it"):
         later(seen.append, pkt)
     env.run()
