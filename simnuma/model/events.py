@@ -18,11 +18,14 @@ reads, so its hops allocate nothing.
 from __future__ import annotations
 
 from heapq import heappop, heappush
-from typing import Any
+from typing import Any, Final
 
 import simpy
 from simpy.core import EmptySchedule, StopSimulation
 from simpy.events import NORMAL, URGENT, EventPriority
+
+_NORMAL: Final = 1   # SimPy's NORMAL priority, as a constant the compiled model inlines
+assert _NORMAL == NORMAL
 
 __all__ = ["Clock", "Environment", "HeapEvent", "Call", "call_at", "grant_at", "deliver_at", "later"]
 
@@ -146,7 +149,7 @@ def call_at(clock: Clock, when_ns: float, fn: Any, arg: Any = None) -> None:
     insertion id) to save a call on the hottest path of the simulator.
     """
     now = clock.now_ns
-    heappush(clock.queue, (when_ns if when_ns > now else now, NORMAL, next(clock.eid), Call(fn, arg)))
+    heappush(clock.queue, (when_ns if when_ns > now else now, _NORMAL, next(clock.eid), Call(fn, arg)))
 
 
 def deliver_at(clock: Clock, when_ns: float, pkt: HeapEvent, callbacks: tuple) -> None:
@@ -161,7 +164,7 @@ def deliver_at(clock: Clock, when_ns: float, pkt: HeapEvent, callbacks: tuple) -
         _claim(pkt, callbacks)
     pkt.callbacks = callbacks
     now = clock.now_ns
-    heappush(clock.queue, (when_ns if when_ns > now else now, NORMAL, next(clock.eid), pkt))
+    heappush(clock.queue, (when_ns if when_ns > now else now, _NORMAL, next(clock.eid), pkt))
 
 
 def grant_at(clock: Clock, when_ns: float, fn: Any, arg: Any) -> None:
@@ -169,7 +172,7 @@ def grant_at(clock: Clock, when_ns: float, fn: Any, arg: Any) -> None:
     if when_ns <= clock.now_ns:
         fn(arg)
     else:
-        heappush(clock.queue, (when_ns, NORMAL, next(clock.eid), later(fn, arg)))
+        heappush(clock.queue, (when_ns, _NORMAL, next(clock.eid), later(fn, arg)))
 
 
 def later(fn: Any, arg: Any) -> Any:

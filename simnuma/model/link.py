@@ -45,7 +45,7 @@ class LinkBuffers(CreditPool):
 
     __slots__ = ("link",)
 
-    def __init__(self, env, capacity, name, link):
+    def __init__(self, env, capacity: int, name: str, link: LinkDirection):
         super().__init__(env, capacity, name)
         self.link = link   # the direction whose receiver holds these buffers (its reverse carries the NOPs)
 
