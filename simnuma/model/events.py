@@ -37,8 +37,8 @@ class Clock:
     where an attribute of the environment (a Python object) is a dictionary
     lookup.  Every component keeps the clock of its environment; the
     environment's own clock (``_now``, which SimPy reads) is this one's.
-    :meth:`step` is SimPy 4.1's ``Environment.step``; the environment hands
-    its event loop to it.
+    :meth:`step` is SimPy 4.1's ``Environment.step``; :meth:`steps` is what
+    the environment's ``run`` steps with.
     """
 
     __slots__ = ("now_ns", "queue", "eid", "env")
@@ -48,6 +48,17 @@ class Clock:
         self.queue: list = []   # SimPy's heap of (time, priority, insertion id, event), set by the environment
         self.eid: Any = None    # SimPy's insertion counter (an itertools.count), set by the environment
         self.env: Any = None
+
+    def steps(self) -> None:
+        """Step until the run is over.
+
+        SimPy's ``Environment.run`` calls ``step`` until it raises
+        ``StopSimulation`` (the run's end has come) or ``EmptySchedule``, and
+        ends on that exception.  This steps the same way until the same
+        exception, without a Python-level call per event.
+        """
+        while True:
+            self.step()
 
     def step(self) -> None:
         try:
@@ -78,7 +89,9 @@ class Environment(simpy.Environment):
 
     SimPy's own code reads and sets ``_now``, which reads and sets the
     clock's ``now_ns``; ``now_ns`` is the same time for code outside the hot
-    path.  SimPy's ``run`` steps with ``self.step``, here the clock's.
+    path.  ``step`` is the clock's; SimPy's ``run`` steps with
+    :meth:`Clock.steps` instead, which returns only by the exceptions that
+    end ``run``.
     """
 
     def __init__(self):
@@ -88,6 +101,14 @@ class Environment(simpy.Environment):
         self.clock.eid = self._eid
         self.clock.env = self
         self.step = self.clock.step   # type: ignore[method-assign]
+
+    def run(self, until=None):
+        """SimPy's ``run``, stepping with :meth:`Clock.steps`."""
+        self.step = self.clock.steps   # type: ignore[method-assign]
+        try:
+            return super().run(until)
+        finally:
+            self.step = self.clock.step   # type: ignore[method-assign]
 
     @property
     def _now(self) -> float:
