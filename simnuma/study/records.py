@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from ..case import Case, explicit_case
 from ..runner import board_hash
@@ -18,8 +19,9 @@ class Board:
     changes: dict
     topology: Topology
 
-    @property
+    @cached_property
     def hash(self) -> str:
+        """The board's parameters hash (computed once: it serialises the whole board)."""
         return board_hash(self.topology)
 
 

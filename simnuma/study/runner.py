@@ -92,8 +92,8 @@ def run_info(studies, jobs: dict, results: dict, workers: int, wall_s: float) ->
     cpu = {key: results[key]["cpu_s"] for key in jobs}
     per_study = {}
     for s in studies:
-        keys = {key for key, job in jobs.items()
-                if any(job.board == s.boards[c.board].hash and job.case == c.simulated for c in s.cases)}
+        wanted = {(s.boards[c.board].hash, c.simulated) for c in s.cases}
+        keys = {key for key, job in jobs.items() if (job.board, job.case) in wanted}
         per_study[s.name] = sum(cpu[k] for k in keys)
     costliest = sorted(jobs.values(), key=lambda j: -cpu[j.key])[:8]
     return {
