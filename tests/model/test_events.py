@@ -72,3 +72,28 @@ def test_now_ns_follows_the_clock():
     env.process(watch())
     env.run()
     assert seen == [(0.5, 0.5), (2.75, 2.75), (9.75, 9.75)]
+
+
+def _stepped(env):
+    """Single steps, a run, single steps again: the time and what ran after each."""
+    seen, log = [], []
+    for delay in (1.0, 2.0, 3.0):
+        env.timeout(delay).callbacks.append(lambda event, d=delay: seen.append(d))
+    env.step()
+    log.append((env.now, list(seen)))
+    env.run(until=2.5)
+    log.append((env.now, list(seen)))
+    while True:
+        try:
+            env.step()
+        except simpy.core.EmptySchedule:
+            break
+        log.append((env.now, list(seen)))
+    return log
+
+
+def test_step_outside_run_is_one_event_as_simpys():
+    """``run`` steps with the clock's loop; ``step`` by itself still processes one event, as SimPy's."""
+    env = Environment()
+    assert _stepped(env) == _stepped(simpy.Environment())
+    assert env.now == env.now_ns == env.clock.now_ns == 3.0
