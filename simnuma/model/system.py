@@ -223,6 +223,8 @@ STEADY_MIN_PERIODS = 3         # fewest whole placement periods an interval is d
 STEADY_MAX_BATCHES = 400
 _MOST_PER_PERIOD = STEADY_MAX_BATCHES // (2 * STEADY_MIN_PERIODS)   # longer periods get longer batches
 STEADY_BATCH_TXNS = 150        # transactions of the slowest running thread per batch (at least)
+STEADY_LAG1_Z = 1.645          # batch means count as independent while their lag-1 autocorrelation is at most
+                               # this many standard errors (1/sqrt(n)): a one-sided 95% test
 STEADY_WARMUP_TXNS = 200       # transactions of every running thread before measuring
 
 # two-sided 97.5% quantiles of Student's t for n-1 degrees of freedom
@@ -357,21 +359,54 @@ def _merged(batches: list) -> tuple:
     return span, {g: sum(b[1][g] for b in batches) for g in batches[0][1]}
 
 
+def _lag1(values: list) -> float:
+    """The lag-1 autocorrelation of ``values`` (0 for values that do not vary)."""
+    n = len(values)
+    mean = sum(values) / n
+    dev = [v - mean for v in values]
+    var = sum(d * d for d in dev)
+    if var <= 0.0:
+        return 0.0
+    return sum(dev[i] * dev[i + 1] for i in range(n - 1)) / var
+
+
+def _interval_batches(batches: list, fewest: int) -> list | None:
+    """Batches whose means an interval may be drawn from: ``batches`` merged in runs of 1, 2, 4, ...
+
+    The run is the shortest whose merged means show no positive lag-1
+    autocorrelation for any group (not above ``STEADY_LAG1_Z`` standard
+    errors, 1/sqrt(n)): means that follow one another would understate the
+    variance, and so the interval.  At least ``fewest`` merged batches are
+    needed; None while there are too few for any run length.
+    """
+    run = 1
+    while len(batches) // run >= fewest:
+        k = len(batches) // run
+        merged = batches if run == 1 else [_merged(batches[j * run:(j + 1) * run]) for j in range(k)]
+        bound = STEADY_LAG1_Z / math.sqrt(k)
+        if all(_lag1([done[g] / span for span, done in merged]) <= bound for g in batches[0][1]):
+            return merged
+        run *= 2
+    return None
+
+
 def _precise(system: System, batches: list, fewest: int) -> bool:
     """Whether every group's rate over ``batches`` is known to its tolerance.
 
-    ``fewest`` batches are needed at the full 1%, proportionally fewer (never
-    under three) where a phase decides only part of a finish time.
+    ``fewest`` batch means are needed at the full 1%, proportionally fewer
+    (never under three) where a phase decides only part of a finish time;
+    they must test independent (:func:`_interval_batches`).
     """
-    n = len(batches)
-    if n < 3:
+    if len(batches) < 3:
         return False
-    for group in batches[0][1]:
-        rates = [done[group] / span for span, done in batches]
-        tolerance = _tolerance(system, group, rates)
-        if n < fewest * STEADY_HALF_WIDTH / tolerance:
-            return False
-        if _half_width(rates) > tolerance * (sum(rates) / n):
+    groups = batches[0][1]
+    tolerance = min(_tolerance(system, g, [done[g] / span for span, done in batches]) for g in groups)
+    merged = _interval_batches(batches, max(3, math.ceil(fewest * STEADY_HALF_WIDTH / tolerance - 1e-9)))
+    if merged is None:
+        return False
+    for group in groups:
+        rates = [done[group] / span for span, done in merged]
+        if _half_width(rates) > _tolerance(system, group, rates) * (sum(rates) / len(rates)):
             return False
     return True
 

@@ -134,3 +134,34 @@ def test_a_phase_that_decides_little_needs_one_period(monkeypatch):
     monkeypatch.setattr(steady, "_tolerance", lambda *a: 0.01)
     assert steady._fewest_periods(system, batches, 3) == 3
     assert steady._fewest_periods(system, batches, 1) == 1   # no period longer than a batch
+
+
+def _batches(rates, group=("g",)):
+    """Batches of 1,000 ns whose group completed ``rate`` x 1,000 lines."""
+    return [(1_000.0, {group: r * 1_000.0}) for r in rates]
+
+
+def test_batch_means_that_follow_one_another_are_merged_before_an_interval_is_drawn():
+    import math
+    import random
+
+    import simnuma.model.system as steady
+
+    rng = random.Random(5)
+    independent = [0.02 * (1 + 0.01 * rng.gauss(0, 1)) for _ in range(16)]
+    assert steady._interval_batches(_batches(independent), 8) == _batches(independent)
+    # a slow swing: neighbours alike, so each mean says less than an independent one would
+    swing = [0.02 * (1 + 0.01 * math.sin(k / 3)) for k in range(32)]
+    merged = steady._interval_batches(_batches(swing), 4)
+    assert merged is not None and len(merged) < 32
+    assert steady._lag1([done[("g",)] / span for span, done in merged]) <= steady.STEADY_LAG1_Z / math.sqrt(len(merged))
+    assert sum(span for span, _ in merged) == sum(span for span, _ in _batches(swing)[:len(merged) * (32 // len(merged))])
+    assert steady._interval_batches(_batches(independent[:3]), 4) is None   # too few for an interval
+
+
+def test_lag1_autocorrelation():
+    import simnuma.model.system as steady
+
+    assert steady._lag1([1.0, 1.0, 1.0]) == 0.0
+    assert steady._lag1([1.0, -1.0] * 10) < -0.9            # alternating: negative
+    assert steady._lag1([float(k) for k in range(20)]) > 0.8   # a trend: strongly positive
