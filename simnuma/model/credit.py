@@ -34,9 +34,17 @@ class CreditPool:
 
     Models: a bounded buffer whose occupancy a sender tracks by credits.
     Abstracts away: which slot is used (slots are interchangeable).
+
+    Its occupancy is accounted exactly, not sampled: a slot is free from the
+    time it is ready until it is taken, so the time slots were free is the
+    sum, over slots taken, of how long each had been ready when it was taken
+    (``free_ns``), plus how long those still in ``ready`` have been; and the
+    pool is full from the moment a take leaves no slot ready until the
+    earliest ready time still to come (``full_since``, ``full_ns``).
+    :meth:`occupancy_ns` reads both.
     """
 
-    __slots__ = ("env", "clock", "name", "capacity", "ready", "waiters")
+    __slots__ = ("env", "clock", "name", "capacity", "ready", "waiters", "free_ns", "full_ns", "full_since")
 
     def __init__(self, env, capacity: int, name: str):
         if capacity <= 0:
@@ -47,15 +55,35 @@ class CreditPool:
         self.capacity = capacity
         self.ready = [0.0] * capacity  # ready times of free slots (a heap)
         self.waiters: deque[tuple[Callable[[Any], None], Any]] = deque()   # (fn, arg) of the requests waiting
+        self.free_ns = 0.0       # time the slots taken so far had been free before they were taken
+        self.full_ns = 0.0       # time the pool was full, up to full_since
+        self.full_since = -1.0   # when the pool became full (and has stayed so, as far as is settled); -1: not full
+
+    def take_free(self, now: float) -> None:
+        """Take a slot that is ready now (``ready[0] <= now``), accounting for the time it was free.
+
+        The senders that find a slot ready on their hot path call this instead
+        of :meth:`request`.
+        """
+        ready = self.ready
+        if self.full_since >= 0.0:   # the pool was full until the slot at hand came back
+            self.full_ns += ready[0] - self.full_since
+            self.full_since = -1.0
+        self.free_ns += now - heappop(ready)
+        if not ready or ready[0] > now:
+            self.full_since = now
 
     def request(self, fn, arg) -> None:
         """Call ``fn(arg)`` once a slot is held (now, later, or when one is freed)."""
         ready = self.ready
         if ready:
-            ready_ns = heappop(ready)
-            if ready_ns <= self.clock.now_ns:   # grant_at's immediate case, inlined (every request comes here)
+            now = self.clock.now_ns
+            ready_ns = ready[0]
+            if ready_ns <= now:   # grant_at's immediate case, inlined (every request comes here)
+                self.take_free(now)
                 fn(arg)
-            else:
+            else:   # full: the slot coming back first goes on to this request without being free
+                heappop(ready)
                 grant_at(self.clock, ready_ns, fn, arg)
         else:
             self.waiters.append((fn, arg))
@@ -81,6 +109,20 @@ class CreditPool:
             grant_at(self.clock, ready_ns, fn, arg)
         else:
             heappush(self.ready, ready_ns)
+
+    def occupancy_ns(self, now: float) -> tuple[float, float]:
+        """``(slot-ns held, ns full)`` from the start of the run to ``now`` (not before the last take)."""
+        ready = self.ready
+        if self.full_since >= 0.0 and ready and ready[0] <= now:   # a full stretch has ended since
+            self.full_ns += ready[0] - self.full_since
+            self.full_since = -1.0
+        free = self.free_ns
+        for t in ready:
+            if t < now:
+                free += now - t
+        full = self.full_ns + (now - self.full_since if self.full_since >= 0.0 else 0.0)
+        held = self.capacity * now - free
+        return (held if held > 0.0 else 0.0), full   # a pool never used: 0, not a rounding error below it
 
     def occupancy(self, now: float) -> int:
         """Slots held or not yet returned at ``now``."""

@@ -25,7 +25,7 @@ arbitration between virtual channels beyond the command/data distinction.
 from __future__ import annotations
 
 from collections import deque
-from heapq import heappop, heappush
+from heapq import heappush
 from typing import Any
 
 from .credit import CreditPool
@@ -177,7 +177,7 @@ class LinkDirection:
         pool = self.cmd_pools[vc]
         ready = pool.ready
         if ready and ready[0] <= now:  # a command credit is here now: take it
-            heappop(ready)
+            pool.take_free(now)
             if not pkt.data_bytes:
                 self._transmit(pkt)
                 return
@@ -185,7 +185,7 @@ class LinkDirection:
             assert data_pool is not None   # a channel that carries data has data buffers
             ready = data_pool.ready
             if ready and ready[0] <= now:  # ... and a data credit
-                heappop(ready)
+                data_pool.take_free(now)
                 self._transmit(pkt)
             else:
                 data_pool.request(self._transmit, pkt)

@@ -26,7 +26,6 @@ phase.
 """
 from __future__ import annotations
 
-from heapq import heappop
 from typing import TYPE_CHECKING
 
 from .credit import CreditPool, release_buffers
@@ -73,8 +72,9 @@ class MCT:
     def accept(self, pkt: Packet) -> None:
         """A read request or victim write for this node's memory is in the crossbar."""
         ready = self.queue.ready
-        if ready and ready[0] <= self.clock.now_ns:   # an entry is free now: CreditPool.request's grant, inlined
-            heappop(ready)
+        now = self.clock.now_ns
+        if ready and ready[0] <= now:   # an entry is free now: CreditPool.request's grant, inlined
+            self.queue.take_free(now)
             self._admitted(pkt)
         else:
             self.queue.request(self._admitted, pkt)

@@ -245,19 +245,17 @@ def _unpack(system, snap):
     for _ in system.foreground + system.background:
         threads.append(snap[i])
         i += 1
-    samples = snap[i]
-    i += 1
     n = len(system.pools)
-    occ = snap[i:i + n]
+    held = snap[i:i + n]
     full = snap[i + n:i + 2 * n]
-    return links, mcts, threads, samples, occ, full
+    return links, mcts, threads, snap[0], held, full
 
 
 def build_result(system, mode: str, seed: int, size_bytes: int, baseline_ns, wall_s: float) -> Result:
     real = system.snapshot()
     extra = system.extrapolated.values if system.extrapolated is not None else [0.0] * len(real)
     total = [a + b for a, b in zip(real, extra)]
-    links, mcts, done, samples, occ, full = _unpack(system, total)
+    links, mcts, done, run_ns, held, full = _unpack(system, total)
     fg_times = [system.finish_total_ns[t] for t in system.foreground]
     makespan = max(fg_times)
     elapsed = makespan
@@ -286,12 +284,12 @@ def build_result(system, mode: str, seed: int, size_bytes: int, baseline_ns, wal
     link_rows = [_link_row(d, cmd, data, sent_ns, elapsed) for d, (cmd, data, sent_ns) in zip(system.link_list, links)]
     memory = [_memory_row(m, counts, elapsed) for m, counts in zip(system.mcts, mcts)]
     queues = []
-    for pool, o, f in zip(system.pools, occ, full):
+    for pool, h, f in zip(system.pools, held, full):   # time averages over the run, extrapolated time included
         queues.append({
             "name": pool.name,
             "capacity": pool.capacity,
-            "mean_occupancy": o / samples if samples else 0.0,
-            "full_fraction": f / samples if samples else 0.0,
+            "mean_occupancy": min(pool.capacity, max(0.0, h / run_ns)) if run_ns > 0 else 0.0,
+            "full_fraction": min(1.0, max(0.0, f / run_ns)) if run_ns > 0 else 0.0,
         })
     queues.sort(key=lambda q: (-q["full_fraction"], -q["mean_occupancy"] / q["capacity"], q["name"]))
     simulated_ns = real[0]

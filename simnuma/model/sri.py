@@ -13,7 +13,6 @@ the two cores (first come, first served).
 """
 from __future__ import annotations
 
-from heapq import heappop
 from typing import TYPE_CHECKING
 
 from .credit import CreditPool
@@ -61,10 +60,11 @@ class SRI:
         pool = self.pools[pkt.vc]
         assert pool is not None   # the board gives every channel a core sends on its SRI buffers
         ready = pool.ready
-        if ready and ready[0] <= self.clock.now_ns:
+        now = self.clock.now_ns
+        if ready and ready[0] <= now:
             # a buffer is free now: take it (CreditPool.request's immediate grant, inlined: every packet
             # a core or a probe answer sends comes through here)
-            heappop(ready)
+            pool.take_free(now)
             self._enter(pkt, then)
         else:
             pool.request(self._injected, (pkt, then))
@@ -83,8 +83,9 @@ class SRI:
     def probe_in(self, pkt: Packet) -> None:
         """A probe for this node's caches arrived in the crossbar."""
         ready = self.probe_queue.ready
-        if ready and ready[0] <= self.clock.now_ns:   # a slot is free now: CreditPool.request's grant, inlined
-            heappop(ready)
+        now = self.clock.now_ns
+        if ready and ready[0] <= now:   # a slot is free now: CreditPool.request's grant, inlined
+            self.probe_queue.take_free(now)
             self._lookup(pkt)
         else:
             self.probe_queue.request(self._lookup, pkt)

@@ -1,15 +1,15 @@
 """Observers and accumulators for a model run.
 
-Components keep plain counters (bytes, busy time); the observers here read
-them from outside: a latency histogram per thread, a sampler of buffer
-occupancy, and snapshots of every counter so that steady mode can measure a
-window and extrapolate it.
+Components keep plain counters (bytes, busy time, and each buffer pool its
+exact occupancy: :class:`~simnuma.model.credit.CreditPool`); the observers
+here read them from outside: a latency histogram per thread, and snapshots of
+every counter so that steady mode can measure a window and extrapolate it.
 """
 from __future__ import annotations
 
 import math
 
-__all__ = ["LatencyHistogram", "BufferSampler", "counter_snapshot"]
+__all__ = ["LatencyHistogram", "counter_snapshot"]
 
 
 class LatencyHistogram:
@@ -50,48 +50,6 @@ class LatencyHistogram:
         return {"mean": self.mean(), "p50": self.quantile(0.5), "p99": self.quantile(0.99)}
 
 
-class BufferSampler:
-    """Samples the occupancy of every buffer pool at jittered intervals.
-
-    The running sums give each pool's mean occupancy and the fraction of
-    samples at which it was full.
-    """
-
-    def __init__(self, env, pools, interval_ns: float, rng):
-        self.env = env
-        self.pools = list(pools)
-        self.interval_ns = interval_ns
-        self.rng = rng
-        self.samples = 0
-        self.occupancy = [0] * len(self.pools)
-        self.full = [0] * len(self.pools)
-        self.process = env.process(self._run())
-
-    def _run(self):
-        env = self.env
-        rng = self.rng
-        occ = self.occupancy
-        full = self.full
-        # (ready-time heap, capacity, index) per pool; a pool's heap is one list for the whole run
-        heaps = [(pool.ready, pool.capacity, i) for i, pool in enumerate(self.pools)]
-        while True:
-            yield env.timeout(self.interval_ns * (0.5 + rng.random()))
-            now = env.now
-            self.samples += 1
-            for ready, capacity, i in heaps:
-                # CreditPool.occupancy(now), inlined (every pool at every sample: a call each cost 3% of
-                # exact mode): slots held, or freed with a ready time still to come
-                if ready and ready[0] <= now:
-                    o = capacity - len(ready)
-                    for t in ready:
-                        if t > now:
-                            o += 1
-                    occ[i] += o   # at least one slot is free: not full
-                else:   # the earliest free slot is not back yet: all are taken
-                    occ[i] += capacity
-                    full[i] += 1
-
-
 def counter_snapshot(system) -> list:
     """Every extensive counter of the system, in a fixed order."""
     now = system.env.now
@@ -102,8 +60,7 @@ def counter_snapshot(system) -> list:
         out += mct.memory.counters()
     for t in system.foreground + system.background:
         out.append(t.completed)
-    s = system.sampler
-    out.append(s.samples)
-    out += s.occupancy
-    out += s.full
+    held, full = zip(*(pool.occupancy_ns(now) for pool in system.pools)) if system.pools else ((), ())
+    out += held    # slot-ns each pool held
+    out += full    # ns each pool was full
     return out

@@ -33,7 +33,8 @@ from .pages import ArrayPages
 from .result import Result, build_result
 from .sri import SRI
 from .deadlock import ProgressWatch
-from .stats import BufferSampler, counter_snapshot
+from .batches import half_width, independent_batches, merged
+from .stats import counter_snapshot
 from .symmetry import exchangeable_groups
 from .xbar import XBar
 from ..case import baseline_case
@@ -45,7 +46,6 @@ DEFAULT_SIZE_BYTES = 64 * 2**20
 BACKGROUND_ARRAY_BYTES = 64 * 2**20   # a background thread walks a 64 MB array round and round (app note 40555)
 MODES = ("steady", "exact")
 MOST_EXACT_BYTES = 4 * 2**30   # 64 M lines a thread: hours at exact mode's speed
-SAMPLE_INTERVAL_NS = 400.0
 
 
 class System:
@@ -105,7 +105,6 @@ class System:
         for d in self.link_list:
             pools += d.pools()
         self.pools = pools
-        self.sampler = BufferSampler(env, pools, SAMPLE_INTERVAL_NS, random.Random(seed + 1))
         self.watch = ProgressWatch(self)
         self._groups: dict[tuple[Thread, ...], list[tuple[Thread, ...]]] = {}
 
@@ -224,28 +223,8 @@ STEADY_MAX_BATCHES = 400
 _MOST_PER_PERIOD = STEADY_MAX_BATCHES // (2 * STEADY_MIN_PERIODS)   # longer periods get longer batches
 STEADY_BATCH_TXNS = 150        # transactions of the slowest running thread per batch (at least)
 STEADY_LAG1_Z = 1.645          # batch means count as independent while their lag-1 autocorrelation is at most
-                               # this many standard errors (1/sqrt(n)): a one-sided 95% test
+                               # this many standard errors (1/sqrt(n)): a one-sided 95% test (batches.py)
 STEADY_WARMUP_TXNS = 200       # transactions of every running thread before measuring
-
-# two-sided 97.5% quantiles of Student's t for n-1 degrees of freedom
-_T975 = {2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228, 11: 2.201, 12: 2.179,
-         13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093, 20: 2.086, 25: 2.060, 30: 2.042,
-         40: 2.021, 60: 2.000, 120: 1.980}
-
-
-def _t975(dof: int) -> float:
-    """Student's t at 97.5% for ``dof`` degrees of freedom; between the table's entries, that of the
-    entry below (the wider interval)."""
-    below = [k for k in _T975 if k <= dof]
-    return _T975[max(below)] if below else 12.706
-
-
-def _half_width(values) -> float:
-    n = len(values)
-    mean = sum(values) / n
-    var = sum((v - mean) ** 2 for v in values) / (n - 1)
-    return _t975(n - 1) * math.sqrt(var / n)
-
 
 class _Extrapolated:
     """Counters accumulated for time that was extrapolated rather than simulated."""
@@ -337,7 +316,7 @@ def _converged(system: System, batches: list, per_period: int) -> bool:
         return True
     if per_period == 1:
         return False
-    whole = [_merged(batches[k * per_period:(k + 1) * per_period]) for k in range(len(batches) // per_period)]
+    whole = [merged(batches[k * per_period:(k + 1) * per_period]) for k in range(len(batches) // per_period)]
     return _precise(system, whole, STEADY_MIN_PERIODS)
 
 
@@ -354,59 +333,24 @@ def _fewest_periods(system: System, batches: list, per_period: int) -> int:
     return max(1, min(STEADY_MIN_PERIODS, math.ceil(STEADY_MIN_PERIODS * STEADY_HALF_WIDTH / tolerance - 1e-9)))
 
 
-def _merged(batches: list) -> tuple:
-    span = sum(b[0] for b in batches)
-    return span, {g: sum(b[1][g] for b in batches) for g in batches[0][1]}
-
-
-def _lag1(values: list) -> float:
-    """The lag-1 autocorrelation of ``values`` (0 for values that do not vary)."""
-    n = len(values)
-    mean = sum(values) / n
-    dev = [v - mean for v in values]
-    var = sum(d * d for d in dev)
-    if var <= 0.0:
-        return 0.0
-    return sum(dev[i] * dev[i + 1] for i in range(n - 1)) / var
-
-
-def _interval_batches(batches: list, fewest: int) -> list | None:
-    """Batches whose means an interval may be drawn from: ``batches`` merged in runs of 1, 2, 4, ...
-
-    The run is the shortest whose merged means show no positive lag-1
-    autocorrelation for any group (not above ``STEADY_LAG1_Z`` standard
-    errors, 1/sqrt(n)): means that follow one another would understate the
-    variance, and so the interval.  At least ``fewest`` merged batches are
-    needed; None while there are too few for any run length.
-    """
-    run = 1
-    while len(batches) // run >= fewest:
-        k = len(batches) // run
-        merged = batches if run == 1 else [_merged(batches[j * run:(j + 1) * run]) for j in range(k)]
-        bound = STEADY_LAG1_Z / math.sqrt(k)
-        if all(_lag1([done[g] / span for span, done in merged]) <= bound for g in batches[0][1]):
-            return merged
-        run *= 2
-    return None
-
-
 def _precise(system: System, batches: list, fewest: int) -> bool:
     """Whether every group's rate over ``batches`` is known to its tolerance.
 
     ``fewest`` batch means are needed at the full 1%, proportionally fewer
     (never under three) where a phase decides only part of a finish time;
-    they must test independent (:func:`_interval_batches`).
+    they must test independent (:func:`~simnuma.model.batches.independent_batches`).
     """
     if len(batches) < 3:
         return False
     groups = batches[0][1]
     tolerance = min(_tolerance(system, g, [done[g] / span for span, done in batches]) for g in groups)
-    merged = _interval_batches(batches, max(3, math.ceil(fewest * STEADY_HALF_WIDTH / tolerance - 1e-9)))
-    if merged is None:
+    means = independent_batches(batches, max(3, math.ceil(fewest * STEADY_HALF_WIDTH / tolerance - 1e-9)),
+                                STEADY_LAG1_Z)
+    if means is None:
         return False
     for group in groups:
-        rates = [done[group] / span for span, done in merged]
-        if _half_width(rates) > _tolerance(system, group, rates) * (sum(rates) / len(rates)):
+        rates = [done[group] / span for span, done in means]
+        if half_width(rates) > _tolerance(system, group, rates) * (sum(rates) / len(rates)):
             return False
     return True
 

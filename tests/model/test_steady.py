@@ -59,10 +59,10 @@ def _writer_system():
 
 
 def test_t_quantile_has_its_two_degree_value():
-    from simnuma.model.system import _t975
+    from simnuma.model.batches import t975
 
-    assert _t975(2) == 4.303 and _t975(3) == 3.182 and _t975(1) == 12.706
-    assert _t975(21) == 2.086 and _t975(1000) == 1.980          # between entries: the wider interval
+    assert t975(2) == 4.303 and t975(3) == 3.182 and t975(1) == 12.706
+    assert t975(21) == 2.086 and t975(1000) == 1.980          # between entries: the wider interval
 
 
 def test_batches_cut_a_writers_placement_period_into_whole_parts():
@@ -145,23 +145,24 @@ def test_batch_means_that_follow_one_another_are_merged_before_an_interval_is_dr
     import math
     import random
 
-    import simnuma.model.system as steady
+    from simnuma.model.batches import independent_batches, lag1
+    from simnuma.model.system import STEADY_LAG1_Z
 
     rng = random.Random(5)
     independent = [0.02 * (1 + 0.01 * rng.gauss(0, 1)) for _ in range(16)]
-    assert steady._interval_batches(_batches(independent), 8) == _batches(independent)
+    assert independent_batches(_batches(independent), 8, STEADY_LAG1_Z) == _batches(independent)
     # a slow swing: neighbours alike, so each mean says less than an independent one would
     swing = [0.02 * (1 + 0.01 * math.sin(k / 3)) for k in range(32)]
-    merged = steady._interval_batches(_batches(swing), 4)
+    merged = independent_batches(_batches(swing), 4, STEADY_LAG1_Z)
     assert merged is not None and len(merged) < 32
-    assert steady._lag1([done[("g",)] / span for span, done in merged]) <= steady.STEADY_LAG1_Z / math.sqrt(len(merged))
+    assert lag1([done[("g",)] / span for span, done in merged]) <= STEADY_LAG1_Z / math.sqrt(len(merged))
     assert sum(span for span, _ in merged) == sum(span for span, _ in _batches(swing)[:len(merged) * (32 // len(merged))])
-    assert steady._interval_batches(_batches(independent[:3]), 4) is None   # too few for an interval
+    assert independent_batches(_batches(independent[:3]), 4, STEADY_LAG1_Z) is None   # too few for an interval
 
 
 def test_lag1_autocorrelation():
-    import simnuma.model.system as steady
+    from simnuma.model.batches import lag1
 
-    assert steady._lag1([1.0, 1.0, 1.0]) == 0.0
-    assert steady._lag1([1.0, -1.0] * 10) < -0.9            # alternating: negative
-    assert steady._lag1([float(k) for k in range(20)]) > 0.8   # a trend: strongly positive
+    assert lag1([1.0, 1.0, 1.0]) == 0.0
+    assert lag1([1.0, -1.0] * 10) < -0.9            # alternating: negative
+    assert lag1([float(k) for k in range(20)]) > 0.8   # a trend: strongly positive
