@@ -318,6 +318,7 @@ def build_result(system, mode: str, seed: int, size_bytes: int, baseline_ns, wal
 
 SATURATED = 0.95   # a link or memory this busy limits the run
 FULL = 0.5         # a buffer full this share of the time limits the run when nothing is saturated
+EQUALLY_FULL = 1e-6   # buffers whose time full differs by less than this share are equally full
 _POOL_OWNER = (
     (re.compile(r"^N(\d+) mct"), "memory N{}", "memory"),
     (re.compile(r"^link (\d+->\d+) "), "link {}", "link"),
@@ -341,8 +342,11 @@ def bottleneck(links: list, memory: list, queues: list) -> dict:
     A link or memory at least ``SATURATED`` busy; otherwise, a buffer full at
     least ``FULL`` of the time (named by the block it feeds: a memory whose DRAM
     queue is full limits its threads even while the DRAM itself is not busy);
-    otherwise nothing saturates, and the busiest link or memory is named with
-    ``limit: "none"`` (the threads are limited by latency).
+    among buffers equally full (within ``EQUALLY_FULL``: past saturation many
+    are full all the time), the one in front of the busiest block, then the
+    fuller on average, then by name; otherwise nothing saturates, and the
+    busiest link or memory is named with ``limit: "none"`` (the threads are
+    limited by latency).
     """
     servers = [(f"link {r['src']}->{r['dst']}", "link", r["utilization"]) for r in links]
     servers += [(f"memory N{r['node']}", "memory", r["utilization"]) for r in memory]
@@ -351,10 +355,14 @@ def bottleneck(links: list, memory: list, queues: list) -> dict:
            "full_fraction": None}
     if util >= SATURATED:
         return out
-    full = max(queues, key=lambda q: q["full_fraction"]) if queues else None
-    if full is not None and full["full_fraction"] >= FULL:
+    busy_of = {s[0]: s[2] for s in servers}
+    most = max((q["full_fraction"] for q in queues), default=0.0)
+    if most >= FULL:
+        full = min((q for q in queues if q["full_fraction"] >= most - EQUALLY_FULL),
+                   key=lambda q: (-(busy_of.get(_owner(q["name"])[0]) or 0.0), -q["mean_occupancy"] / q["capacity"],
+                                  q["name"]))
         resource, kind = _owner(full["name"])
-        busy = {s[0]: s[2] for s in servers}.get(resource)
+        busy = busy_of.get(resource)
         return {"resource": resource, "kind": kind, "utilization": busy, "limit": "full buffer",
                 "buffer": full["name"], "full_fraction": full["full_fraction"]}
     out["limit"] = "none"

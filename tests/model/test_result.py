@@ -88,3 +88,19 @@ def test_to_dataframe_without_pandas_says_how_to_get_it(result, monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_pandas)
     with pytest.raises(ImportError, match="pip install pandas"):
         result.to_dataframe()
+
+
+def test_among_buffers_full_all_the_time_the_bottleneck_is_the_one_before_the_busiest_block():
+    from simnuma.model.result import bottleneck
+
+    links = [{"src": 2, "dst": 0, "utilization": 0.456}]
+    memory = [{"node": 0, "utilization": 0.481}]
+    queues = [{"name": "link 2->0 probe cmd", "capacity": 4, "mean_occupancy": 4.0, "full_fraction": 1.0},
+              {"name": "N0 mct->xbar probe", "capacity": 2, "mean_occupancy": 2.0, "full_fraction": 1.0 - 1e-9}]
+    b = bottleneck(links, memory, queues)
+    assert (b["resource"], b["buffer"], b["limit"]) == ("memory N0", "N0 mct->xbar probe", "full buffer")
+    memory[0]["utilization"] = 0.40      # now the link is the busier block in front of an equally full buffer
+    assert bottleneck(links, memory, queues)["buffer"] == "link 2->0 probe cmd"
+    queues[1]["full_fraction"] = 0.9     # clearly less full: the fullest buffer decides
+    memory[0]["utilization"] = 0.481
+    assert bottleneck(links, memory, queues)["buffer"] == "link 2->0 probe cmd"
