@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field, fields, replace
 
 from .. import __version__
+from .feeds import buffer_feeds
 
 __all__ = ["Result", "ThreadResult", "Latency", "LinkResult", "MemoryResult", "QueueResult", "Bottleneck", "build_result",
            "bottleneck", "bottleneck_text", "SATURATED", "FULL"]
@@ -306,7 +307,7 @@ def build_result(system, mode: str, seed: int, size_bytes: int, baseline_ns, wal
         "links": link_rows,
         "memory": memory,
         "queues": queues,
-        "bottleneck": bottleneck(link_rows, memory, queues),
+        "bottleneck": bottleneck(link_rows, memory, queues, buffer_feeds(system)),
         "simulated_ns": simulated_ns,
         "extrapolated_ns": system.offset_ns,
         "transactions_simulated": system.coherence.completed,
@@ -336,17 +337,20 @@ def _owner(pool_name: str) -> tuple:
     return pool_name, "buffer"
 
 
-def bottleneck(links: list, memory: list, queues: list) -> dict:
+def bottleneck(links: list, memory: list, queues: list, feeds: dict | None = None) -> dict:
     """What limits the run.
 
     A link or memory at least ``SATURATED`` busy; otherwise, a buffer full at
     least ``FULL`` of the time (named by the block it feeds: a memory whose DRAM
     queue is full limits its threads even while the DRAM itself is not busy);
-    among buffers equally full (within ``EQUALLY_FULL``: past saturation many
-    are full all the time), the one in front of the busiest block, then the
-    fuller on average, then by name; otherwise nothing saturates, and the
-    busiest link or memory is named with ``limit: "none"`` (the threads are
-    limited by latency).
+    a buffer whose packets wait on a buffer as full (``feeds``:
+    :func:`~simnuma.model.feeds.buffer_feeds`) is backed up from there, so
+    the bottleneck is a full buffer at the end of such a chain; among those
+    equally full (within ``EQUALLY_FULL``: past saturation many are full all
+    the time), the one in front of the busiest block, then the fuller on
+    average, then by name; otherwise nothing saturates, and the busiest link
+    or memory is named with ``limit: "none"`` (the threads are limited by
+    latency).
     """
     servers = [(f"link {r['src']}->{r['dst']}", "link", r["utilization"]) for r in links]
     servers += [(f"memory N{r['node']}", "memory", r["utilization"]) for r in memory]
@@ -358,7 +362,15 @@ def bottleneck(links: list, memory: list, queues: list) -> dict:
     busy_of = {s[0]: s[2] for s in servers}
     most = max((q["full_fraction"] for q in queues), default=0.0)
     if most >= FULL:
-        full = min((q for q in queues if q["full_fraction"] >= most - EQUALLY_FULL),
+        full_of = {q["name"]: q["full_fraction"] for q in queues}
+
+        def backed_up(q: dict) -> bool:   # its packets wait on a buffer at least as full
+            return any(full_of.get(t, 0.0) >= q["full_fraction"] - EQUALLY_FULL for t in (feeds or {}).get(q["name"], ()))
+
+        candidates = [q for q in queues if q["full_fraction"] >= FULL]
+        ends = [q for q in candidates if not backed_up(q)] or candidates   # a cycle of full buffers: all of them
+        most = max(q["full_fraction"] for q in ends)
+        full = min((q for q in ends if q["full_fraction"] >= most - EQUALLY_FULL),
                    key=lambda q: (-(busy_of.get(_owner(q["name"])[0]) or 0.0), -q["mean_occupancy"] / q["capacity"],
                                   q["name"]))
         resource, kind = _owner(full["name"])

@@ -104,3 +104,42 @@ def test_among_buffers_full_all_the_time_the_bottleneck_is_the_one_before_the_bu
     queues[1]["full_fraction"] = 0.9     # clearly less full: the fullest buffer decides
     memory[0]["utilization"] = 0.481
     assert bottleneck(links, memory, queues)["buffer"] == "link 2->0 probe cmd"
+
+
+def test_the_bottleneck_is_the_end_of_a_chain_of_full_buffers():
+    from simnuma.model.result import bottleneck
+
+    links = [{"src": 0, "dst": 1, "utilization": 0.75}]
+    memory = [{"node": 0, "utilization": 0.48}]
+
+    def queue(name, full):
+        return {"name": name, "capacity": 2, "mean_occupancy": 2.0 * full, "full_fraction": full}
+
+    queues = [queue("N0 mct->xbar probe", 1.0), queue("link 0->1 probe cmd", 1.0), queue("N1 xbar->sri probe", 1.0)]
+    feeds = {"N0 mct->xbar probe": ("link 0->1 probe cmd",), "link 0->1 probe cmd": ("N1 xbar->sri probe",),
+             "N1 xbar->sri probe": ()}
+    b = bottleneck(links, memory, queues, feeds)
+    assert (b["resource"], b["kind"], b["buffer"]) == ("probes N1", "probes", "N1 xbar->sri probe")
+    queues[2]["full_fraction"] = 0.6        # the probe queue drains: the link's buffer waits on something else
+    assert bottleneck(links, memory, queues, feeds)["buffer"] == "link 0->1 probe cmd"
+    feeds["N1 xbar->sri probe"] = ("N0 mct->xbar probe",)   # a cycle of full buffers: all are candidates
+    queues[2]["full_fraction"] = 1.0
+    assert bottleneck(links, memory, queues, feeds)["buffer"] == "link 0->1 probe cmd"   # the busiest block's
+
+
+def test_buffer_feeds_follow_the_routes_and_the_packet_flows():
+    from simnuma.model.feeds import buffer_feeds
+    from simnuma.model.system import System
+    from simnuma.topology import load_topology
+    from simnuma.workload import Workload
+
+    system = System(load_topology("quartet"), Workload.build(["0.0.r.0"], []), 4096, 1)
+    feeds = buffer_feeds(system)
+    names = {p.name for p in system.pools}
+    assert set(feeds) == names and all(set(targets) <= names for targets in feeds.values())
+    assert feeds["N0 mct->xbar probe"] == ("link 0->1 probe cmd", "link 0->2 probe cmd")
+    assert feeds["N0 mct dram queue"] == ("N0 mct->xbar response",)
+    assert set(feeds["link 0->1 probe cmd"]) == {"N1 xbar->sri probe", "link 1->3 probe cmd"}   # 0->3 goes via 1
+    assert "N1 mct dram queue" in feeds["link 0->1 request cmd"]
+    assert feeds["N0 xbar->sri probe"] == ()     # a probe holds its slot for the lookup only
+    assert not any(t.startswith("link") and "data" in t for t in feeds["N0 sri->xbar response"])

@@ -1,0 +1,76 @@
+"""Which buffers a buffer's packets wait for next: the graph along which full buffers back up.
+
+A packet holds its buffer until the next stage accepts it (app note 40555,
+A.1: full crossbar buffers back up into the SRI), so a buffer is full either
+because what drains it is slow or because the buffer its packets go to next
+is full too.  :func:`buffer_feeds` lists, per buffer pool (by name), the pools
+its packets may need next, from the board's routes and the packet flows of
+:mod:`simnuma.model.coherence`:
+
+* an SRI's request and posted buffers feed the first link towards the home
+  node, or the local MCT's DRAM queue; its response buffers (probe responses,
+  source-done, no data) the first link's response command buffers;
+* an MCT's DRAM queue feeds its response buffers (a read keeps its entry until
+  its data have one); its response buffers feed the first link towards the
+  requester, its probe buffers the first link towards every probed node;
+* a link's receive buffers feed the next link of every route through it, or,
+  where routes end: the DRAM queue (requests, victims), the SRI's probe queue
+  (probes); responses are consumed on arrival;
+* the SRI's probe queue feeds no buffer: a probe holds its slot for the
+  lookup only.
+
+The bottleneck (:func:`simnuma.model.result.bottleneck`) is a full buffer
+whose packets do not wait on a buffer as full: the end of the backed-up chain.
+"""
+from __future__ import annotations
+
+from .packet import POSTED, PROBE, REQUEST, RESPONSE
+
+__all__ = ["buffer_feeds"]
+
+
+def _link_pools(d, vc: int) -> list:
+    """The receive pools a packet of channel ``vc`` needs on link direction ``d`` (command, and data)."""
+    pools = [d.cmd_pools[vc]]
+    if d.data_pools[vc] is not None:
+        pools.append(d.data_pools[vc])
+    return pools
+
+
+def buffer_feeds(system) -> dict:
+    """``{pool name: (names of the pools its packets may wait for next)}`` for every pool of ``system``."""
+    feeds: dict[str, set] = {p.name: set() for p in system.pools}
+
+    def add(pool, targets) -> None:
+        if pool is not None:
+            feeds[pool.name].update(t.name for t in targets if t is not None)
+
+    n = len(system.sris)
+    for i in range(n):
+        sri, mct = system.sris[i], system.mcts[i]
+        for dst in range(n):
+            route = sri.routes[dst]
+            if route:
+                add(sri.pools[REQUEST], _link_pools(route[0], REQUEST))
+                add(sri.pools[POSTED], _link_pools(route[0], POSTED))
+                add(sri.pools[RESPONSE], [route[0].cmd_pools[RESPONSE]])   # probe responses, source-done: no data
+                add(mct.pools[RESPONSE], _link_pools(mct.routes[dst][0], RESPONSE))
+                add(mct.pools[PROBE], _link_pools(mct.routes[dst][0], PROBE))
+            else:
+                add(sri.pools[REQUEST], [mct.queue])
+                add(sri.pools[POSTED], [mct.queue])
+        add(mct.queue, [mct.pools[RESPONSE]])
+    for i in range(n):
+        for route in system.sris[i].routes:
+            for d, after in zip(route, route[1:]):
+                for vc in (REQUEST, POSTED, RESPONSE, PROBE):
+                    for pool in _link_pools(d, vc):
+                        add(pool, _link_pools(after, vc))
+            if route:
+                last = route[-1]
+                end = last.dst   # the node index the route ends at
+                for vc, target in ((REQUEST, system.mcts[end].queue), (POSTED, system.mcts[end].queue),
+                                   (PROBE, system.sris[end].probe_queue)):
+                    for pool in _link_pools(last, vc):
+                        add(pool, [target])
+    return {name: tuple(sorted(targets)) for name, targets in feeds.items()}
