@@ -15,12 +15,16 @@ here.
 """
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import json
 import multiprocessing
 import os
 import signal
+import sys
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -225,7 +229,8 @@ class Runner:
         if self._pool is None:
             methods = multiprocessing.get_all_start_methods()
             context = multiprocessing.get_context("fork" if "fork" in methods else None)
-            self._pool = context.Pool(self.workers, initializer=_worker_ignores_interrupts)
+            with _interrupts_deferred():
+                self._pool = context.Pool(self.workers, initializer=_worker_ignores_interrupts)
         return self._pool
 
 
@@ -234,8 +239,60 @@ def _simulate_indexed(task: tuple) -> tuple:
     return index, simulate_job(job)
 
 
+_STOPPING = (signal.SIGINT, signal.SIGTERM)
+_PR_SET_PDEATHSIG = 1   # Linux prctl(2): the signal a process gets when the thread that created it ends
+
+
+@contextmanager
+def _interrupts_deferred():
+    """Ctrl-C and SIGTERM take effect when the block ends, not inside it.
+
+    An interrupt while a pool is being made would leave it half made and
+    unassigned, so never stopped: its workers, restarted by its own thread
+    as the program exits, would outlive it.  Here the handlers only note a
+    signal, which the previous handler then gets once the pool exists (and
+    can be stopped).  Outside the main thread, where handlers cannot be set,
+    the block runs as it is.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    noted: list = []
+    previous = {s: signal.signal(s, lambda signum, frame: noted.append((signum, frame))) for s in _STOPPING}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    for signum, frame in noted[:1]:
+        handler = previous[signum]
+        if callable(handler):
+            handler(signum, frame)
+        elif handler == signal.SIG_DFL:
+            signal.raise_signal(signum)
+
+
 def _worker_ignores_interrupts() -> None:
     """A worker leaves Ctrl-C to the main process, which stops the pool (and so the worker) itself, and ends
     quietly on the SIGTERM that stopping sends (not through the command line's handler it was forked with)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _end_with_parent()
+
+
+def _end_with_parent() -> None:
+    """On Linux, a worker is killed when the thread of the main process that started it ends.
+
+    A pool restarts a worker that has ended from one of its own threads; one
+    restarted while the program exits would otherwise be left behind, waiting
+    for work that never comes (and holding the program's output open).
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:   # the parent is gone already
+        os._exit(1)

@@ -99,3 +99,54 @@ def test_parameter_changes_are_applied_in_the_worker(dual):
     with Runner(1) as runner:
         results = runner.run([Job(dual, parse_case("0.0.r.0"), SIZE), slow])
     assert results[slow.key]["makespan_ns"] > 1.5 * results[Job(dual, parse_case("0.0.r.0"), SIZE).key]["makespan_ns"]
+
+
+def test_an_interrupt_while_the_pool_is_made_takes_effect_once_it_exists():
+    """SIGTERM inside the block only is noted; the handler that was in place gets it when the block ends."""
+    import os
+    import signal
+
+    from simnuma.runner import _interrupts_deferred
+
+    seen = []
+
+    def handler(signum, frame):
+        seen.append(signum)
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        with _interrupts_deferred():
+            os.kill(os.getpid(), signal.SIGTERM)
+            for _ in range(1000):      # let the interpreter run the (noting) handler
+                pass
+            assert seen == []
+        assert seen == [signal.SIGTERM]
+        assert signal.getsignal(signal.SIGTERM) is handler
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def test_a_worker_ends_with_the_process_that_started_it():
+    import subprocess
+    import sys
+    import time
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("parent-death signals are Linux's")
+    script = ("import multiprocessing, os, sys, time\n"
+              "from simnuma.runner import _worker_ignores_interrupts\n"
+              "def child():\n    _worker_ignores_interrupts(); time.sleep(60)\n"
+              "p = multiprocessing.get_context('fork').Process(target=child); p.start()\n"
+              "print(p.pid, flush=True); time.sleep(0.5); os._exit(0)\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=30).stdout
+    pid = int(out.split()[0])
+    for _ in range(100):
+        try:
+            os_status = open(f"/proc/{pid}/status").read()
+        except FileNotFoundError:
+            break
+        if "State:\tZ" in os_status:
+            break
+        time.sleep(0.05)
+    else:
+        raise AssertionError("the worker outlived the process that started it")
