@@ -4,8 +4,9 @@ SimPy stays the event loop (its ``Environment.run``, stepping with SimPy
 4.1's ``step`` compiled on :class:`Clock`); to keep a packet hop cheap the
 model pushes entries onto its event heap directly, reads its clock as a field
 of a compiled object, and makes packets events of their own.  Those uses of
-SimPy internals (``Environment._now``, ``_queue``, ``_eid``, ``step``, the heap
-entry layout, an event's ``callbacks`` and ``_ok``) live here and nowhere else; ``pyproject.toml`` pins
+SimPy internals (``Environment._now``, ``_queue``, ``_eid``, ``step``,
+``schedule`` and ``peek`` with their heap entries, an event's ``callbacks`` and
+``_ok``) live here and nowhere else; ``pyproject.toml`` pins
 SimPy to the versions ``tests/model/test_events.py`` checks them against.
 
 Components never start a SimPy process per packet: they schedule a bare,
@@ -27,7 +28,31 @@ from simpy.events import NORMAL, URGENT, EventPriority
 _NORMAL: Final = 1   # SimPy's NORMAL priority, as a constant the compiled model inlines
 assert _NORMAL == NORMAL
 
-__all__ = ["Clock", "Environment", "HeapEvent", "Call", "call_at", "grant_at", "deliver_at", "later"]
+__all__ = ["Clock", "Entry", "Environment", "HeapEvent", "Call", "call_at", "grant_at", "deliver_at", "later"]
+
+
+class Entry:
+    """One entry of the event heap: SimPy's ``(time, priority, insertion id, event)`` as a compiled object.
+
+    Entries order as SimPy's tuples do (time, then priority, then insertion
+    id); one comparison is a compiled method on three fields, where a tuple's
+    compares its items as Python objects one by one.
+    """
+
+    __slots__ = ("time", "priority", "eid", "event")
+
+    def __init__(self, time: float, priority: int, eid: int, event: Any):
+        self.time = time
+        self.priority = priority
+        self.eid = eid
+        self.event = event
+
+    def __lt__(self, other: Entry) -> bool:
+        if self.time != other.time:
+            return self.time < other.time
+        if self.priority != other.priority:
+            return self.priority < other.priority
+        return self.eid < other.eid
 
 
 class Clock:
@@ -45,7 +70,7 @@ class Clock:
 
     def __init__(self, now_ns: float):
         self.now_ns = now_ns
-        self.queue: list = []   # SimPy's heap of (time, priority, insertion id, event), set by the environment
+        self.queue: list = []   # the event heap of Entry objects, set by the environment
         self.eid: Any = None    # SimPy's insertion counter (an itertools.count), set by the environment
         self.env: Any = None
 
@@ -62,11 +87,11 @@ class Clock:
 
     def step(self) -> None:
         try:
-            entry = heappop(self.queue)
+            entry: Entry = heappop(self.queue)
         except IndexError:
             raise EmptySchedule from None
-        self.now_ns = entry[0]
-        event: Any = entry[3]   # a SimPy event, or a Packet, Transaction or Call: what it has of one is all it reads
+        self.now_ns = entry.time
+        event: Any = entry.event   # a SimPy event, or a Packet, Transaction or Call: what it has of one is all it reads
         callbacks: Any = event.callbacks   # a list, or a tuple shared by many (_FIRE, a component's callbacks)
         event.callbacks = None   # SimPy's step does the same
         try:
@@ -101,6 +126,15 @@ class Environment(simpy.Environment):
         self.clock.eid = self._eid
         self.clock.env = self
         self.step = self.clock.step   # type: ignore[method-assign]
+
+    def schedule(self, event, priority=NORMAL, delay=0) -> None:
+        """SimPy's ``schedule``, with the heap entry an :class:`Entry`."""
+        heappush(self.clock.queue, Entry(self.clock.now_ns + delay, priority, next(self._eid), event))
+
+    def peek(self) -> float:
+        """SimPy's ``peek``: the time of the next event (infinity when there is none)."""
+        queue = self.clock.queue
+        return queue[0].time if queue else simpy.core.Infinity
 
     def run(self, until=None):
         """SimPy's ``run``, stepping with :meth:`Clock.steps`."""
@@ -170,7 +204,7 @@ def call_at(clock: Clock, when_ns: float, fn: Any, arg: Any = None) -> None:
     insertion id) to save a call on the hottest path of the simulator.
     """
     now = clock.now_ns
-    heappush(clock.queue, (when_ns if when_ns > now else now, _NORMAL, next(clock.eid), Call(fn, arg)))
+    heappush(clock.queue, Entry(when_ns if when_ns > now else now, _NORMAL, next(clock.eid), Call(fn, arg)))
 
 
 def deliver_at(clock: Clock, when_ns: float, pkt: HeapEvent, callbacks: tuple) -> None:
@@ -185,7 +219,7 @@ def deliver_at(clock: Clock, when_ns: float, pkt: HeapEvent, callbacks: tuple) -
         _claim(pkt, callbacks)
     pkt.callbacks = callbacks
     now = clock.now_ns
-    heappush(clock.queue, (when_ns if when_ns > now else now, _NORMAL, next(clock.eid), pkt))
+    heappush(clock.queue, Entry(when_ns if when_ns > now else now, _NORMAL, next(clock.eid), pkt))
 
 
 def grant_at(clock: Clock, when_ns: float, fn: Any, arg: Any) -> None:
@@ -193,7 +227,7 @@ def grant_at(clock: Clock, when_ns: float, fn: Any, arg: Any) -> None:
     if when_ns <= clock.now_ns:
         fn(arg)
     else:
-        heappush(clock.queue, (when_ns, _NORMAL, next(clock.eid), later(fn, arg)))
+        heappush(clock.queue, Entry(when_ns, _NORMAL, next(clock.eid), later(fn, arg)))
 
 
 def later(fn: Any, arg: Any) -> Any:
