@@ -118,7 +118,8 @@ class _Channel:
         self.last_rank = -1
         self.epoch_ns: float | None = None   # when the next scheduling decision is due, None when idle
         self.token = 0             # invalidates superseded decision events
-        self.pending: tuple | None = None    # (index, data ns, queue length) of the choice the due decision event made
+        # (index, column ns, data ns, activation ns, queue length) of the choice the due decision event made
+        self.pending: tuple[int, float, float, float, int] | None = None
         self.ledger = SpanLedger()           # the bursts' busy and bus time booked ahead of now
 
 
@@ -234,7 +235,7 @@ class DRAM:
             ch.epoch_ns = now
             call_at(self.clock, now, self._epoch, (ch, ch.token))
 
-    def _schedule(self, ch: _Channel, col_ns: float, pending=None) -> None:
+    def _schedule(self, ch: _Channel, col_ns: float, pending: tuple[int, float, float, float, int] | None = None) -> None:
         """A decision is due at ``col_ns``; ``pending`` is the one made already, if any (see :meth:`_confirm`)."""
         now = self.clock.now_ns
         ch.token += 1
@@ -272,8 +273,8 @@ class DRAM:
         ch.epoch_ns = None
 
     # -- choosing
-    def _choose(self, ch: _Channel, now: float) -> tuple | None:
-        """``(index, column ns, data ns, activation ns or None)`` of the request to serve next.
+    def _choose(self, ch: _Channel, now: float) -> tuple[int, float, float, float] | None:
+        """``(index, column ns, data ns, activation ns or -1 for a row hit)`` of the request to serve next.
 
         The request whose data can move first, the oldest among equals.  No
         request's data can move before the bus is free, nor before the next
@@ -285,38 +286,42 @@ class DRAM:
         if self.write_burst:
             return self._choose_eligible(ch, now)
         if self.fcfs or len(queue) == 1 or queue[0].bypassed >= self.bypass_limit:
-            return (0,) + timing(ch, queue[0], now)   # (a request alone is the choice: no floor to compute)
+            col, data, act = timing(ch, queue[0], now)   # (a request alone is the choice: no floor to compute)
+            return 0, col, data, act
         tck = self.tck
         floor = ceil(now / tck - 1e-9) * tck + self.min_cas
         if floor < ch.bus_free_ns:
             floor = ch.bus_free_ns
-        best = None
+        best: tuple[int, float, float, float] | None = None
         best_data = _INF
         for k, req in enumerate(queue):
-            t = timing(ch, req, now)
-            if t[1] < best_data:
-                best = (k,) + t
-                best_data = t[1]
+            col, data, act = timing(ch, req, now)
+            if data < best_data:
+                best = (k, col, data, act)
+                best_data = data
                 if best_data <= floor:
                     break
         return best
 
-    def _choose_eligible(self, ch: _Channel, now: float) -> tuple | None:
+    def _choose_eligible(self, ch: _Channel, now: float) -> tuple[int, float, float, float] | None:
         """:meth:`_choose` among the requests a write burst lets go (None when there is none)."""
         eligible = [(k, req) for k, req in enumerate(ch.queue) if self._eligible(ch, req)]
         if not eligible:
             return None
         k, oldest = eligible[0]
         if self.fcfs or oldest.bypassed >= self.bypass_limit:
-            return (k,) + self._timing(ch, oldest, now)
-        best, best_data = None, _INF
+            col, data, act = self._timing(ch, oldest, now)
+            return k, col, data, act
+        best: tuple[int, float, float, float] | None = None
+        best_data = _INF
         for k, req in eligible:
-            t = self._timing(ch, req, now)
-            if t[1] < best_data:
-                best, best_data = (k,) + t, t[1]
+            col, data, act = self._timing(ch, req, now)
+            if data < best_data:
+                best, best_data = (k, col, data, act), data
         return best
 
-    def _confirm(self, ch: _Channel, now: float, pending: tuple) -> tuple | None:
+    def _confirm(self, ch: _Channel, now: float,
+                 pending: tuple[int, float, float, float, int]) -> tuple[int, float, float, float] | None:
         """:meth:`_choose` at the time a decision made earlier is due, from what changed since.
 
         Nothing was served since (a commit supersedes the decision event), so
@@ -333,32 +338,32 @@ class DRAM:
         if len(queue) == n and self.exact_grid:
             # nothing arrived: the decision stands as made (its column command was due now)
             return k, col, data, act
-        t = self._timing(ch, queue[k], now)
-        if t[1] != data:
+        col, data_now, act = self._timing(ch, queue[k], now)
+        if data_now != data:
             return self._choose(ch, now)
-        best = (k,) + t
+        best = (k, col, data_now, act)
         if self.fcfs or queue[0].bypassed >= self.bypass_limit:
             return best
         best_data = data
         for j in range(n, len(queue)):
-            t = self._timing(ch, queue[j], now)
-            if t[1] < best_data:
-                best = (j,) + t
-                best_data = t[1]
+            col, data_j, act = self._timing(ch, queue[j], now)
+            if data_j < best_data:
+                best = (j, col, data_j, act)
+                best_data = data_j
         return best
 
     def _idle_closed(self, bank: _Bank, req: _Request) -> bool:
         """Whether the bank's open row had been idle ``idle_close`` when the request arrived (and is closed)."""
         return bank.row >= 0 and req.arrive_ns > bank.used_ns + self.idle_close_ns
 
-    def _timing(self, ch: _Channel, req: _Request, now: float) -> tuple:
-        """``(column ns, data ns, activation ns or None)``: the earliest the request's burst can move."""
+    def _timing(self, ch: _Channel, req: _Request, now: float) -> tuple[float, float, float]:
+        """``(column ns, data ns, activation ns or -1 for a row hit)``: the earliest the request's burst can move."""
         bank = req.b
         idle = self.idle_close_ns
         row = bank.row
         closed = idle and row >= 0 and req.arrive_ns > bank.used_ns + idle
         if row == req.row and not closed:
-            act = None
+            act = -1.0
             col = bank.col_ready_ns
         else:
             arrive = req.arrive_ns
@@ -410,7 +415,7 @@ class DRAM:
         return data - cl, data, act
 
     # -- serving
-    def _commit(self, ch: _Channel, k: int, col: float, data: float, act) -> None:
+    def _commit(self, ch: _Channel, k: int, col: float, data: float, act: float) -> None:
         req = ch.queue[k]
         rank = ch.ranks[req.rank]
         if data + self.burst_ns > rank.refresh_due_ns:
@@ -424,7 +429,7 @@ class DRAM:
                     older.bypassed += 1
         del queue[k]
         bank = ch.banks[req.bank]
-        if act is None:
+        if act < 0.0:   # a row hit: no activation
             self.hits += 1
         else:
             if bank.row < 0 or (self.idle_close_ns and self._idle_closed(bank, req)):
