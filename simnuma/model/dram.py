@@ -2,53 +2,44 @@
 
 Models, per node (``memory.model: dram``):
 
-* **Organisation.**  ``channels`` independent channels, each with a data bus
-  ``width_bits`` wide moving two transfers per DRAM clock, ``ranks`` ranks per
-  channel and ``banks`` banks per rank.  A 64-byte line occupies its channel's
-  bus for ``burst_ns`` (64 B / width / 2 clocks).  The address map
-  (:mod:`simnuma.model.pages`) takes a line's physical address to its channel,
-  rank, bank and row.
-* **Banks with an open row.**  A bank keeps its last row open (``page_policy:
-  open``; with ``idle_close`` it closes a row nobody has used for that long,
-  as K8's idle cycle limit does) or closes it after every access
-  (``closed``).  A column command to
-  the open row is a *hit* (data after CL, or CWL for a write); a closed bank
-  first activates the row (tRCD); an open bank holding another row first
-  precharges it (tRP) — a *conflict*.  A row stays open at least tRAS, a
-  precharge waits tRTP after a read command and tWR after the end of write
-  data; activations of one rank are at least tRRD apart, and at most four fall
-  in any tFAW.
-* **The data bus.**  Bursts do not overlap; a read command waits tWTR after
-  the end of write data (write-to-read turnaround), a write burst starts tRTW
-  after the end of read data (read-to-write turnaround), and bursts of
-  different ranks are tRTRS apart.
+* **Organisation.**  ``channels`` independent channels, each with a data bus ``width_bits`` wide
+  moving two transfers per DRAM clock, ``ranks`` ranks per channel and ``banks`` banks per rank.
+  A 64-byte line occupies its channel's bus for ``burst_ns`` (64 B / width / 2 clocks).  The
+  address map (:mod:`simnuma.model.pages`) takes a line's physical address to its channel, rank,
+  bank and row.
+* **Banks with an open row.**  A bank keeps its last row open (``page_policy: open``; with
+  ``idle_close`` it closes a row nobody has used for that long, as K8's idle cycle limit
+  does) or closes it after every access (``closed``).  A column command to the open row is a
+  *hit* (data after CL, or CWL for a write); a closed bank first activates the row (tRCD); an
+  open bank holding another row first precharges it (tRP) — a *conflict*.  A row stays open
+  at least tRAS, a precharge waits tRTP after a read command and tWR after the end of write
+  data; activations of one rank are at least tRRD apart, and at most four fall in any tFAW.
+* **The data bus.**  Bursts do not overlap; a read command waits tWTR after the end of write data
+  (write-to-read turnaround), a write burst starts tRTW after the end of read data (read-to-write
+  turnaround), and bursts of different ranks are tRTRS apart.
 * **Refresh.**  Every tREFI each rank precharges its banks and refreshes for
   tRFC, the ranks of a channel staggered; a refresh closes every row.
-* **The controller.**  Requests wait in the node's DRAM queue (``memory.queue``
-  entries, shared by the channels; :mod:`simnuma.model.mct` admits them).
-  ``fcfs`` serves each channel's requests in arrival order; ``fr-fcfs``
-  (first ready, first come first served) serves the request whose data can
-  move first — row hits and bursts that need no turnaround win — the oldest
-  among equals, and a request overtaken ``bypass_limit`` times goes next.
-  With ``write_burst`` (Family 10h's MctWrLimit) writes wait in the queue
-  while reads go on, until that many writes are queued; then every queued
-  write is written, back to back, before reads go on again.  The queue
-  holding them is the one reads need, so a burst limit near the queue's
-  depth starves reads.
-  Precharges and activations for queued requests overlap other banks'
-  transfers: a bank is prepared for a request as soon as it has arrived and the
-  bank allows, whatever the bus is doing.  Read data leave the controller
+* **The controller.**  Requests wait in the node's DRAM queue (``memory.queue`` entries, shared by
+  the channels; :mod:`simnuma.model.mct` admits them).  ``fcfs`` serves each channel's requests in
+  arrival order; ``fr-fcfs`` (first ready, first come first served) serves the request whose data
+  can move first — row hits and bursts that need no turnaround win — the oldest among equals, and
+  a request overtaken ``bypass_limit`` times goes next.
+  With ``write_burst`` (Family 10h's MctWrLimit) writes wait in the queue while reads go on,
+  until that many writes are queued; then every queued write is written, back to back, before
+  reads go on again.  The queue holding them is the one reads need, so a burst limit near the
+  queue's depth starves reads.  Precharges and activations for queued requests overlap other
+  banks' transfers: a bank is prepared for a request as soon as it has arrived and the bank
+  allows, whatever the bus is doing.  Read data leave the controller
   ``memory.latency`` after their burst (the controller's pipeline and the
   crossing to the crossbar); a write's queue entry is free when its burst has
   ended.
 
-The sustained bandwidth is not an input: it is what these mechanisms let
-through, and the run reports it with the row-hit rate and the turnarounds.
+The sustained bandwidth is not an input: it is what these mechanisms let through, and the run
+reports it with the row-hit rate and the turnarounds.
 
-Abstracts away: the command bus (one command per clock), power-down,
-on-die termination, read and write queues separate from the shared one,
-a controller's timeout or flush of writes that never reach the burst limit,
-and the data (no ECC, no errors).
+Abstracts away: the command bus (one command per clock), power-down, on-die termination, read and
+write queues separate from the shared one, a controller's timeout or flush of writes that never
+reach the burst limit, and the data (no ECC, no errors).
 """
 from __future__ import annotations
 
@@ -65,6 +56,12 @@ _INF = float("inf")
 # extensive counters, in the order of DRAM.counters()
 COUNTERS = ("lines", "busy_ns", "bus_ns", "reads", "writes", "hits", "empties", "conflicts", "turnarounds",
             "refreshes", "read_ns")
+
+
+# (index in the queue, column ns, data ns, activation ns or -1 for a row hit): a request chosen to serve;
+# with the queue's length when it was chosen, a choice that waits for its time (_confirm)
+_Choice = tuple[int, float, float, float]
+_Pending = tuple[int, float, float, float, int]
 
 
 class _Bank:
@@ -118,8 +115,7 @@ class _Channel:
         self.last_rank = -1
         self.epoch_ns: float | None = None   # when the next scheduling decision is due, None when idle
         self.token = 0             # invalidates superseded decision events
-        # (index, column ns, data ns, activation ns, queue length) of the choice the due decision event made
-        self.pending: tuple[int, float, float, float, int] | None = None
+        self.pending: _Pending | None = None   # the choice the due decision event made, and the queue's length
         self.ledger = SpanLedger()           # the bursts' busy and bus time booked ahead of now
 
 
@@ -235,7 +231,7 @@ class DRAM:
             ch.epoch_ns = now
             call_at(self.clock, now, self._epoch, (ch, ch.token))
 
-    def _schedule(self, ch: _Channel, col_ns: float, pending: tuple[int, float, float, float, int] | None = None) -> None:
+    def _schedule(self, ch: _Channel, col_ns: float, pending: _Pending | None = None) -> None:
         """A decision is due at ``col_ns``; ``pending`` is the one made already, if any (see :meth:`_confirm`)."""
         now = self.clock.now_ns
         ch.token += 1
@@ -273,7 +269,7 @@ class DRAM:
         ch.epoch_ns = None
 
     # -- choosing
-    def _choose(self, ch: _Channel, now: float) -> tuple[int, float, float, float] | None:
+    def _choose(self, ch: _Channel, now: float) -> _Choice | None:
         """``(index, column ns, data ns, activation ns or -1 for a row hit)`` of the request to serve next.
 
         The request whose data can move first, the oldest among equals.  No
@@ -292,7 +288,7 @@ class DRAM:
         floor = ceil(now / tck - 1e-9) * tck + self.min_cas
         if floor < ch.bus_free_ns:
             floor = ch.bus_free_ns
-        best: tuple[int, float, float, float] | None = None
+        best: _Choice | None = None
         best_data = _INF
         for k, req in enumerate(queue):
             col, data, act = timing(ch, req, now)
@@ -303,7 +299,7 @@ class DRAM:
                     break
         return best
 
-    def _choose_eligible(self, ch: _Channel, now: float) -> tuple[int, float, float, float] | None:
+    def _choose_eligible(self, ch: _Channel, now: float) -> _Choice | None:
         """:meth:`_choose` among the requests a write burst lets go (None when there is none)."""
         eligible = [(k, req) for k, req in enumerate(ch.queue) if self._eligible(ch, req)]
         if not eligible:
@@ -312,7 +308,7 @@ class DRAM:
         if self.fcfs or oldest.bypassed >= self.bypass_limit:
             col, data, act = self._timing(ch, oldest, now)
             return k, col, data, act
-        best: tuple[int, float, float, float] | None = None
+        best: _Choice | None = None
         best_data = _INF
         for k, req in eligible:
             col, data, act = self._timing(ch, req, now)
@@ -320,8 +316,7 @@ class DRAM:
                 best, best_data = (k, col, data, act), data
         return best
 
-    def _confirm(self, ch: _Channel, now: float,
-                 pending: tuple[int, float, float, float, int]) -> tuple[int, float, float, float] | None:
+    def _confirm(self, ch: _Channel, now: float, pending: _Pending) -> _Choice | None:
         """:meth:`_choose` at the time a decision made earlier is due, from what changed since.
 
         Nothing was served since (a commit supersedes the decision event), so
