@@ -66,9 +66,7 @@ class CreditPool:
         of :meth:`request`.
         """
         ready = self.ready
-        if self.full_since >= 0.0:   # the pool was full until the slot at hand came back
-            self.full_ns += ready[0] - self.full_since
-            self.full_since = -1.0
+        self._settle(now)   # the pool, if full, was until the slot at hand came back
         self.free_ns += now - heappop(ready)
         if not ready or ready[0] > now:
             self.full_since = now
@@ -110,12 +108,17 @@ class CreditPool:
         else:
             heappush(self.ready, ready_ns)
 
-    def occupancy_ns(self, now: float) -> tuple[float, float]:
-        """``(slot-ns held, ns full)`` from the start of the run to ``now`` (not before the last take)."""
+    def _settle(self, now: float) -> None:
+        """Close a full stretch that a slot's coming back (by ``now``) has ended."""
         ready = self.ready
-        if self.full_since >= 0.0 and ready and ready[0] <= now:   # a full stretch has ended since
+        if self.full_since >= 0.0 and ready and ready[0] <= now:
             self.full_ns += ready[0] - self.full_since
             self.full_since = -1.0
+
+    def occupancy_ns(self, now: float) -> tuple[float, float]:
+        """``(slot-ns held, ns full)`` from the start of the run to ``now`` (not before the last take)."""
+        self._settle(now)
+        ready = self.ready
         free = self.free_ns
         for t in ready:
             if t < now:

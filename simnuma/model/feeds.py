@@ -54,8 +54,8 @@ def buffer_feeds(system) -> dict:
                 add(sri.pools[REQUEST], _link_pools(route[0], REQUEST))
                 add(sri.pools[POSTED], _link_pools(route[0], POSTED))
                 add(sri.pools[RESPONSE], [route[0].cmd_pools[RESPONSE]])   # probe responses, source-done: no data
-                add(mct.pools[RESPONSE], _link_pools(mct.routes[dst][0], RESPONSE))
-                add(mct.pools[PROBE], _link_pools(mct.routes[dst][0], PROBE))
+                add(mct.pools[RESPONSE], _link_pools(route[0], RESPONSE))   # the MCT's routes are its node's
+                add(mct.pools[PROBE], _link_pools(route[0], PROBE))
             else:
                 add(sri.pools[REQUEST], [mct.queue])
                 add(sri.pools[POSTED], [mct.queue])

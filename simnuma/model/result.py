@@ -360,14 +360,13 @@ def bottleneck(links: list, memory: list, queues: list, feeds: dict | None = Non
     if util >= SATURATED:
         return out
     busy_of = {s[0]: s[2] for s in servers}
-    most = max((q["full_fraction"] for q in queues), default=0.0)
-    if most >= FULL:
+    candidates = [q for q in queues if q["full_fraction"] >= FULL]
+    if candidates:
         full_of = {q["name"]: q["full_fraction"] for q in queues}
 
         def backed_up(q: dict) -> bool:   # its packets wait on a buffer at least as full
             return any(full_of.get(t, 0.0) >= q["full_fraction"] - EQUALLY_FULL for t in (feeds or {}).get(q["name"], ()))
 
-        candidates = [q for q in queues if q["full_fraction"] >= FULL]
         ends = [q for q in candidates if not backed_up(q)] or candidates   # a cycle of full buffers: all of them
         most = max(q["full_fraction"] for q in ends)
         full = min((q for q in ends if q["full_fraction"] >= most - EQUALLY_FULL),
