@@ -59,30 +59,28 @@ class CreditPool:
         self.full_ns = 0.0       # time the pool was full, up to full_since
         self.full_since = -1.0   # when the pool became full (and has stayed so, as far as is settled); -1: not full
 
-    def take_free(self, now: float) -> None:
-        """Take a slot that is ready now (``ready[0] <= now``), accounting for the time it was free.
+    def take_ready(self, now: float) -> bool:
+        """Take a slot if one is ready ``now``, accounting for the time it was free; whether one was.
 
-        The senders that find a slot ready on their hot path call this instead
-        of :meth:`request`.
+        :meth:`request`'s immediate grant: the senders on the hot path call this
+        and, when it succeeds, go on directly instead of through a callback.
         """
         ready = self.ready
+        if not ready or ready[0] > now:
+            return False
         self._settle(now)   # the pool, if full, was until the slot at hand came back
         self.free_ns += now - heappop(ready)
         if not ready or ready[0] > now:
             self.full_since = now
+        return True
 
     def request(self, fn, arg) -> None:
         """Call ``fn(arg)`` once a slot is held (now, later, or when one is freed)."""
         ready = self.ready
-        if ready:
-            now = self.clock.now_ns
-            ready_ns = ready[0]
-            if ready_ns <= now:   # grant_at's immediate case, inlined (every request comes here)
-                self.take_free(now)
-                fn(arg)
-            else:   # full: the slot coming back first goes on to this request without being free
-                heappop(ready)
-                grant_at(self.clock, ready_ns, fn, arg)
+        if self.take_ready(self.clock.now_ns):   # grant_at's immediate case, inlined (every request comes here)
+            fn(arg)
+        elif ready:   # full: the slot coming back first goes on to this request without being free
+            grant_at(self.clock, heappop(ready), fn, arg)
         else:
             self.waiters.append((fn, arg))
 

@@ -175,17 +175,13 @@ class LinkDirection:
         now = self.clock.now_ns
         vc = pkt.vc
         pool = self.cmd_pools[vc]
-        ready = pool.ready
-        if ready and ready[0] <= now:  # a command credit is here now: take it
-            pool.take_free(now)
+        if pool.take_ready(now):  # a command credit is here now: taken
             if not pkt.data_bytes:
                 self._transmit(pkt)
                 return
             data_pool = self.data_pools[vc]
             assert data_pool is not None   # a channel that carries data has data buffers
-            ready = data_pool.ready
-            if ready and ready[0] <= now:  # ... and a data credit
-                data_pool.take_free(now)
+            if data_pool.take_ready(now):  # ... and a data credit
                 self._transmit(pkt)
             else:
                 data_pool.request(self._transmit, pkt)

@@ -71,10 +71,7 @@ class MCT:
 
     def accept(self, pkt: Packet) -> None:
         """A read request or victim write for this node's memory is in the crossbar."""
-        ready = self.queue.ready
-        now = self.clock.now_ns
-        if ready and ready[0] <= now:   # an entry is free now: CreditPool.request's grant, inlined
-            self.queue.take_free(now)
+        if self.queue.take_ready(self.clock.now_ns):   # an entry is free now: CreditPool.request's grant, inlined
             self._admitted(pkt)
         else:
             self.queue.request(self._admitted, pkt)

@@ -3,7 +3,7 @@
 The modules every packet goes through (``COMPILED``) are compiled with mypyc
 when simnuma is installed on a machine with a C compiler (``setup.py``); the
 compiled model gives the same results to the last digit (it is the same code,
-checked by ``tests/model/test_native.py``) about 1.4 times faster.  The build
+checked by ``tests/model/test_native.py``), several times faster (README, "Speed").  The build
 records a digest of the sources it compiled (``_build.py``, written by
 ``setup.py``).  A compiled module is used only while every compiled module's
 source still has that digest: after an edit, or with ``SIMNUMA_PURE=1`` in the

@@ -59,12 +59,9 @@ class SRI:
         pkt.path = self.routes[pkt.dst]
         pool = self.pools[pkt.vc]
         assert pool is not None   # the board gives every channel a core sends on its SRI buffers
-        ready = pool.ready
-        now = self.clock.now_ns
-        if ready and ready[0] <= now:
-            # a buffer is free now: take it (CreditPool.request's immediate grant, inlined: every packet
-            # a core or a probe answer sends comes through here)
-            pool.take_free(now)
+        if pool.take_ready(self.clock.now_ns):
+            # a buffer is free now (CreditPool.request's immediate grant, inlined: every packet a core or a
+            # probe answer sends comes through here)
             self._enter(pkt, then)
         else:
             pool.request(self._injected, (pkt, then))
@@ -82,10 +79,7 @@ class SRI:
 
     def probe_in(self, pkt: Packet) -> None:
         """A probe for this node's caches arrived in the crossbar."""
-        ready = self.probe_queue.ready
-        now = self.clock.now_ns
-        if ready and ready[0] <= now:   # a slot is free now: CreditPool.request's grant, inlined
-            self.probe_queue.take_free(now)
+        if self.probe_queue.take_ready(self.clock.now_ns):   # a slot is free now: CreditPool.request's grant, inlined
             self._lookup(pkt)
         else:
             self.probe_queue.request(self._lookup, pkt)
