@@ -39,8 +39,12 @@ def _dram_detail(m: dict) -> str:
 
 def render_result(data: dict, queues: int = 6) -> str:
     """The human-readable report of one ``simnuma run``."""
-    out = [f"simnuma {data['version']}  board {data['topology']}  mode {data['mode']}  seed {data['seed']}  "
-           f"array {data['size_bytes'] / 2**20:g} MiB per thread", ""]
+    board = data["topology"] + (f" ({data['board_hash']})" if data.get("board_hash") else "")
+    out = [f"simnuma {data['version']}  board {board}  mode {data['mode']}  seed {data['seed']}  "
+           f"array {data['size_bytes'] / 2**20:g} MiB per thread"]
+    if data.get("changes"):
+        out.append("changed: " + ", ".join(f"{path} = {value}" for path, value in data["changes"].items()))
+    out.append("")
     rows = []
     for t in data["threads"]:
         lat = t["latency_ns"]

@@ -37,6 +37,36 @@ def test_run_text(capsys):
     assert "0.0.r.0" in text and "100.0%" in text and "bottleneck" in text
 
 
+def test_set_changes_the_board_for_one_run_and_says_so(capsys):
+    """``--set PATH=VALUE``: the crossfire writers saturate a 4 GB/s link; at 8 GB/s they are faster, and the
+    JSON names the changes, the changed board's hash and its parameters."""
+    argv = ["run", "quartet", "0.0.w.1", "1.0.w.0", "--size", "1MiB", "--json"]
+    assert main(argv) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert main(argv + ["--set", "link_defaults.bandwidth=8 GB/s", "--set", "nodes.3.memory.queue=32"]) == 0
+    fast = json.loads(capsys.readouterr().out)
+    assert fast["changes"] == {"link_defaults.bandwidth": "8 GB/s", "nodes.3.memory.queue": "32"}
+    assert "changes" not in plain and fast["board_hash"] != plain["board_hash"]
+    assert {link["capacity_GBps"] for link in fast["links"]} == {8.0}
+    assert fast["makespan_ns"] < 0.95 * plain["makespan_ns"]
+    assert main(["run", "quartet", "0.0.r.0", "--size", "1MiB", "--set", "link_defaults.latency=20ns"]) == 0
+    assert "changed: link_defaults.latency = 20ns" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("change,message", [
+    ("defaults.nope=3", "--set defaults.nope=3: no such parameter"),
+    ("nodes.9.memory.latency=3ns", "--set nodes.9.memory.latency=3ns: no node 9"),
+    ("defaults.memory.latency=abc", "--set defaults.memory.latency=abc: expected a time"),
+    ("defaults.core.window.w=0", "--set defaults.core.window.w=0: must be positive"),
+    ("link_defaults.latency", "--set link_defaults.latency: expected PATH=VALUE"),
+    ("link_defaults.latency=[1, 2]", "expected one value after '='"),
+])
+def test_bad_set_is_one_line_naming_the_option(capsys, change, message):
+    assert main(["run", "quartet", "0.0.r.0", "--size", "1MiB", "--set", change]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0]
+
+
 @pytest.mark.parametrize("argv,message", [
     (["run", "quartet", "0.0.x.1"], "unknown op"),
     (["run", "quartet", "9.0.r.0"], "no node 9"),

@@ -21,6 +21,9 @@ def register(sub) -> None:
     p.add_argument("--size", default="64MiB", help="array size per foreground thread (default 64MiB)")
     p.add_argument("--exact", action="store_true", help="simulate every line instead of steady-state extrapolation")
     p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    p.add_argument("--set", action="append", default=[], metavar="PATH=VALUE", dest="changes",
+                   help="change one board parameter for this run, e.g. --set link_defaults.bandwidth='8 GB/s' or"
+                        " --set nodes.3.memory.queue=32 (repeatable; paths as in docs/api.md)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("-o", "--output", metavar="FILE", help="also write the JSON result to FILE (atomically)")
     p.set_defaults(func=cmd_run)
@@ -37,6 +40,41 @@ def parse_size(text: str) -> int:
     return size
 
 
+def parse_changes(items) -> dict:
+    """``--set PATH=VALUE`` options as ``with_parameters`` changes (the value read as YAML: ``32``, ``8 GB/s``)."""
+    import yaml
+
+    changes = {}
+    for item in items:
+        path, sep, text = item.partition("=")
+        path = path.strip()
+        if not sep or not path or not text.strip():
+            raise SpecError(f"--set {item}: expected PATH=VALUE, e.g. link_defaults.bandwidth=8GB/s")
+        try:
+            value = yaml.safe_load(text)
+        except yaml.YAMLError:
+            value = text.strip()
+        if isinstance(value, (dict, list)) or value is None:
+            raise SpecError(f"--set {item}: expected one value after '=', got {text!r}")
+        changes[path] = value
+    return changes
+
+
+def apply_changes(topo, changes: dict):
+    """The board with ``changes``; a change it refuses is one line naming the ``--set`` option."""
+    from ..errors import TopologyError
+
+    for path, value in changes.items():
+        try:
+            topo.with_parameters({path: value})
+        except TopologyError as exc:
+            message = str(exc).splitlines()[0]
+            message = message.split(": ", 1)[1] if ": " in message else message
+            message = message.removeprefix("with_parameters: ").removeprefix(f"{path!r}: ").removeprefix(f"{path}: ")
+            raise SpecError(f"--set {path}={value}: {message}") from None
+    return topo.with_parameters(changes)
+
+
 def cmd_run(args) -> int:
     from ..case import parse_case
     from ..fileio import check_output_file, progress, write_json
@@ -48,6 +86,9 @@ def cmd_run(args) -> int:
     if args.output is not None:
         check_output_file(args.output, "-o")      # before the simulation
     topo = load_topology(args.board)
+    changes = parse_changes(args.changes)
+    if changes:
+        topo = apply_changes(topo, changes)
     case = parse_case(args.specs, args.bg).placed(topo)
     size = parse_size(args.size)
     bar = progress(total=1000, desc="simulating")
@@ -70,6 +111,11 @@ def cmd_run(args) -> int:
     finally:
         bar.close()
     data = result.to_dict()
+    from ..runner import board_hash
+
+    data["board_hash"] = board_hash(topo)
+    if changes:
+        data["changes"] = {path: str(value) for path, value in changes.items()}
     if args.output is not None:
         write_json(args.output, data)
     if args.json:
