@@ -27,6 +27,7 @@ test-all: $(VENV)/.installed
 bench: $(VENV)/.installed
 	$(PY) benchmarks/run.py --calibration
 	$(PY) benchmarks/reproduce.py
+	$(PY) benchmarks/sweeps.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis .simnuma-cache

@@ -15,6 +15,7 @@ from .case import Case, baseline_case, parse_case
 from .model import simulate
 from .model.result import Bottleneck, Latency, LinkResult, MemoryResult, QueueResult, Result, ThreadResult
 from .runner import Job, ResultCache, Runner
+from .sweeps import sweep
 
 __all__ = [
     "__version__",
@@ -37,6 +38,7 @@ __all__ = [
     "Job",
     "Runner",
     "ResultCache",
+    "sweep",
     "Result",
     "ThreadResult",
     "Latency",

@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "simnuma.bench.cli",
     "simnuma.commands.calibrate",
     "simnuma.commands.reproduce",
+    "simnuma.commands.sweep",
 )
 
 

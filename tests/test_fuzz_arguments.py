@@ -1,7 +1,7 @@
 """The sweep and calibration arguments: any value gives a result, or one line naming the argument and exit status
 2; never a traceback, never a hang.
 
-simnuma's sweeps are ``run`` (one case) and ``reproduce`` (every case of its studies); calibration is
+simnuma's sweeps are ``run`` (one case), ``reproduce`` (every case of its studies) and ``sweep``; calibration is
 ``calibrate`` and ``validate``.  Each test starts from a command line of one of them that succeeds cheaply (a
 one-node board, a two-case study and two measurements, all of 64 KiB arrays, in a fresh folder), replaces the
 value of one argument by a random or mutated one (empty, huge, negative, NaN and infinite numbers, wrong units,
@@ -54,7 +54,14 @@ claims:
     says: A write is slower than a read.
     phenomenon: test
 """
-FILES = {"board.yaml": ONE_NODE, "ref.yaml": REFERENCE, "study.yaml": STUDY}
+SWEEP = """\
+name: fuzz
+boards: [board.yaml]
+grid: {defaults.memory.latency: [50 ns, 60 ns]}
+cases: [{set: single, ops: [r, w]}]
+size: 64 KiB
+"""
+FILES = {"board.yaml": ONE_NODE, "ref.yaml": REFERENCE, "study.yaml": STUDY, "sweep.yaml": SWEEP}
 
 # the command lines that succeed: (command, {option: values}, {positional argument: value})
 BASELINES = {
@@ -63,14 +70,16 @@ BASELINES = {
     "calibrate": ("calibrate", {"--jobs": ["1"], "--fit": ["memory.latency"], "-o": ["calibrated.yaml"]},
                   {"TOPO": "board.yaml", "MEASUREMENTS": "ref.yaml"}),
     "validate": ("validate", {"--jobs": ["1"]}, {"TOPO": "board.yaml", "MEASUREMENTS": "ref.yaml"}),
+    "sweep": ("sweep", {"--jobs": ["1"], "-o": ["out"]}, {"SWEEP": "sweep.yaml"}),
 }
 # arguments whose messages may name the value given (a path, a case; what argparse could not take: 'unrecognized
 # arguments: -inf' after a list) rather than the option
-NAMED_BY_VALUE = {"TOPO", "STUDY", "MEASUREMENTS", "CASE", "-o", "--json", "--cache", "--bg", "--cases", "--fit"}
+NAMED_BY_VALUE = {"TOPO", "STUDY", "MEASUREMENTS", "SWEEP", "CASE", "-o", "--json", "--cache", "--bg", "--cases",
+                  "--fit", "--set"}
 # cases: a message names the thread spec (a word of the value, between spaces or '+') it could not read or place
 CASE_ARGUMENTS = {"CASE", "--bg", "--cases"}
 # input files: a readable file that is not what the argument wants has every problem listed, one line each
-FILE_ARGUMENTS = {"TOPO", "STUDY", "MEASUREMENTS"}
+FILE_ARGUMENTS = {"TOPO", "STUDY", "MEASUREMENTS", "SWEEP"}
 
 
 # ---------------------------------------------------------------- values
@@ -122,7 +131,8 @@ def _confined(text: str) -> bool:
 
 def _paths(*good: str):
     """Paths to read or write: the inputs themselves, folders, devices, NUL bytes, names too long."""
-    special = st.sampled_from(["out", ".", "board.yaml", "ref.yaml", "study.yaml", "board.yaml/x", "sub/deeper/x",
+    special = st.sampled_from(["out", ".", "board.yaml", "ref.yaml", "study.yaml", "sweep.yaml", "board.yaml/x",
+                               "sub/deeper/x",
                                "/dev/null", "x" * 300, "x/" * 3000, "a\x00b", "", "\u00b5-out", "a\nb"])
     return st.one_of(special, _any(*good).filter(_confined))
 
@@ -151,6 +161,8 @@ VALUES = {
     "--cases": st.lists(_cases(), min_size=1, max_size=3),
     "TOPO": _paths("board.yaml", "quartet"), "STUDY": _paths("study.yaml", "quartet-hops"),
     "MEASUREMENTS": _paths("ref.yaml", "quartet-single-thread"), "CASE": _cases(),
+    "SWEEP": _paths("sweep.yaml", "board.yaml", "study.yaml"),
+    "--set": _any("defaults.memory.latency=50ns", "link_defaults.bandwidth=8 GB/s", "nodes.0.memory.queue=4"),
 }
 
 
@@ -271,9 +283,10 @@ def test_every_baseline_command_line_succeeds(root, command):
 
 
 @settings(max_examples=150, deadline=None)
-@given(_argument("run", "--size", "--seed", "--bg", "-o", "TOPO", "CASE"))
+@given(_argument("run", "--size", "--seed", "--bg", "--set", "-o", "TOPO", "CASE"))
 def test_run_arguments_give_a_result_or_one_line(root, replaced):
-    """150 command lines of simnuma run: array sizes, seeds, background threads, output files, boards, cases."""
+    """150 command lines of simnuma run: array sizes, seeds, background threads, parameter changes, output
+    files, boards, cases."""
     _check(_run(root, _argv("run", replaced)), replaced[0], replaced[1])
 
 
@@ -283,6 +296,13 @@ def test_reproduce_arguments_give_a_result_or_one_line(root, replaced):
     """40 command lines of simnuma reproduce: array sizes, seeds, worker counts, output and cache folders,
     studies."""
     _check(_run(root, _argv("reproduce", replaced)), replaced[0], replaced[1])
+
+
+@settings(max_examples=40, deadline=None)
+@given(_argument("sweep", "--jobs", "-o", "--cache", "SWEEP"))
+def test_sweep_arguments_give_a_result_or_one_line(root, replaced):
+    """40 command lines of simnuma sweep: worker counts, output and cache folders, sweep files."""
+    _check(_run(root, _argv("sweep", replaced)), replaced[0], replaced[1])
 
 
 @settings(max_examples=100, deadline=None)

@@ -46,16 +46,17 @@ def parse_changes(items) -> dict:
 
     changes = {}
     for item in items:
+        shown = item if item.isprintable() else repr(item)
         path, sep, text = item.partition("=")
         path = path.strip()
         if not sep or not path or not text.strip():
-            raise SpecError(f"--set {item}: expected PATH=VALUE, e.g. link_defaults.bandwidth=8GB/s")
+            raise SpecError(f"--set {shown}: expected PATH=VALUE, e.g. link_defaults.bandwidth=8GB/s")
         try:
             value = yaml.safe_load(text)
         except yaml.YAMLError:
             value = text.strip()
         if isinstance(value, (dict, list)) or value is None:
-            raise SpecError(f"--set {item}: expected one value after '=', got {text!r}")
+            raise SpecError(f"--set {shown}: expected one value after '=', got {text!r}")
         changes[path] = value
     return changes
 
@@ -71,7 +72,8 @@ def apply_changes(topo, changes: dict):
             message = str(exc).splitlines()[0]
             message = message.split(": ", 1)[1] if ": " in message else message
             message = message.removeprefix("with_parameters: ").removeprefix(f"{path!r}: ").removeprefix(f"{path}: ")
-            raise SpecError(f"--set {path}={value}: {message}") from None
+            item = f"{path}={value}"
+            raise SpecError(f"--set {item if item.isprintable() else repr(item)}: {message}") from None
     return topo.with_parameters(changes)
 
 

@@ -1,0 +1,82 @@
+"""``simnuma sweep``: many boards, grids and workloads in one run; a tidy table, a ranked summary, figures."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .reproduce import _jobs
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "sweep", help="run a sweep file: boards (or every wiring) x parameter grid x workloads, ranked",
+        description="Simulate every configuration of a sweep file (each board at each point of its parameter"
+                    " grid) on every case of its workloads, then write a tidy table (points.csv, and Parquet"
+                    " with pyarrow), the configurations ranked (configurations.csv, summary.md), sweep.json and"
+                    " figures. Finished points are kept in a cache (DIR/cache by default): an interrupted sweep"
+                    " resumes, a repeated one simulates nothing. See docs/sweeps.md.")
+    p.add_argument("file", metavar="SWEEP.yaml", help="the sweep file")
+    p.add_argument("-o", "--output", required=True, metavar="DIR", help="folder for the tables and figures")
+    p.add_argument("--jobs", type=_jobs, default=None, metavar="N",
+                   help="simulations run in parallel on this machine (default: the number of CPUs)")
+    p.add_argument("--dask", default=None, metavar="ADDRESS",
+                   help="run the simulations on a Dask distributed cluster (its scheduler, e.g. tcp://host:8786)")
+    p.add_argument("--cache", default=None, metavar="DIR",
+                   help="folder of finished points (default: DIR/cache inside the output folder)")
+    p.set_defaults(func=cmd_sweep)
+
+
+DASK_TIMEOUT_S = 10   # how long --dask waits for its scheduler to answer
+
+
+def _dask_client(address: str):
+    """A client of the Dask scheduler at ``address``; a mistake or an unreachable scheduler is one line."""
+    from ..errors import SimnumaError
+
+    try:
+        from distributed import Client
+    except ImportError:
+        raise SimnumaError("--dask: the distributed package is not installed (pip install 'simnuma[dask]')") from None
+    try:
+        return Client(address, timeout=DASK_TIMEOUT_S)
+    except (OSError, ValueError, TypeError) as exc:
+        raise SimnumaError(f"--dask {address!r}: cannot reach a Dask scheduler there: {exc}") from None
+
+
+def cmd_sweep(args) -> int:
+    from ..fileio import OutputFolder, check_output_folder, progress
+    from ..runner import default_workers
+    from ..sweeps import load_sweep, run_sweep
+    from ..sweeps.execute import _jobs as plan_jobs, plan
+    from ..sweeps.output import ranked, write_sweep_outputs
+
+    sweep = load_sweep(args.file)           # every problem of the file, before anything is written
+    client = _dask_client(args.dask) if args.dask is not None else None
+    cache = args.cache
+    if cache is not None:
+        check_output_folder(cache, "--cache")
+    out = OutputFolder(args.output, "-o")
+    total = len(plan_jobs(sweep, plan(sweep)))
+    try:
+        with out as staging:
+            bar = progress(total=total, desc="simulating")
+            try:
+                run = run_sweep(sweep, args.jobs or default_workers(), cache or Path(args.output) / "cache",
+                                client, on_done=lambda cached: bar.update(1))
+            finally:
+                bar.close()
+            written = write_sweep_outputs(staging, run)
+    finally:
+        if client is not None:
+            client.close()
+    best = ranked(run.configurations, sweep.rank)[:3]
+    info = run.info
+    print(f"{sweep.name}: {info['configurations']} configurations, {info['points']} cases, {info['simulations']}"
+          f" simulations ({info['cached']} from the cache) in {info['wall_s']:.0f} s")
+    metric = sweep.rank[0]
+    for k, row in enumerate(best, 1):
+        value = row.get(metric)
+        shown = f"{value:.4g}" if isinstance(value, float) else str(value)
+        print(f"  {k}. {row['board']}" + (f" ({row['matches']})" if row.get("matches") else "")
+              + "".join(f" {path}={row[path]}" for path, _ in sweep.grid) + f": {metric} {shown}")
+    print(f"wrote {', '.join(written)} in {args.output}")
+    return 0

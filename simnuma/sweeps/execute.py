@@ -1,0 +1,137 @@
+"""Running a sweep: every configuration's cases as runner jobs, locally or on a Dask cluster, through one cache.
+
+Each configuration (a board at one grid point) is a board of its own (its
+parameters changed, its hash taken), so a job's key — the board's hash, the
+case, size, mode, seed and simnuma's version and sources — names a point and
+nothing else: the cache answers a point once computed, whichever sweep, board
+label or grid produced it (an interrupted sweep resumes where it stopped, a
+repeated one simulates nothing).
+
+Locally the jobs go to the :class:`~simnuma.runner.Runner`'s process pool.
+With a Dask client (``--dask ADDRESS``) they go to the cluster's workers
+instead, as :func:`~simnuma.runner.simulate_job` calls: the same function on
+the same jobs, so the same results point for point; finished points are
+cached as they come back.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from .. import __version__
+from ..runner import Job, ResultCache, Runner, board_hash, result_version, simulate_job
+from .workloads import aggregates, baseline, case_metrics, plan_cases
+
+__all__ = ["SweepRun", "plan", "run_sweep"]
+
+
+@dataclass
+class SweepRun:
+    """A finished sweep: one row per shown case (``points``) and one per configuration (``configurations``)."""
+
+    sweep: object
+    points: list
+    configurations: list
+    info: dict
+
+
+def plan(sweep) -> list:
+    """``[(config, topology, hash, [Planned...]), ...]``: every configuration with its cases and baseline."""
+    out = []
+    for config in sweep.configs():
+        topology = config.board.topology.with_parameters(dict(config.values)) if config.values \
+            else config.board.topology
+        planned = [baseline(topology)]
+        for entry in sweep.cases:
+            planned += plan_cases(entry, topology)
+        out.append((config, topology, board_hash(topology), planned))
+    return out
+
+
+def _jobs(sweep, plans) -> dict:
+    jobs: dict = {}
+    for _, topology, digest, planned in plans:
+        for p in planned:
+            job = Job(topology, p.case, sweep.size_bytes, sweep.mode, sweep.seed, board=digest)
+            jobs.setdefault(job.key, job)
+    return jobs
+
+
+def run_sweep(sweep, workers: int = 1, cache_dir=None, dask=None, on_done=None) -> SweepRun:
+    """Simulate every point of ``sweep``; ``dask`` is a ``distributed.Client`` or a scheduler address."""
+    plans = plan(sweep)
+    jobs = _jobs(sweep, plans)
+    cache = ResultCache(cache_dir)
+    start = time.perf_counter()
+    if dask is None:
+        with Runner(workers, cache) as runner:
+            results = runner.run(jobs.values(), (lambda job, cached: on_done(cached)) if on_done else None)
+        simulated, cached = runner.simulated, runner.cached
+    else:
+        results, simulated, cached = _run_on_dask(dask, jobs, cache, on_done)
+    wall_s = time.perf_counter() - start
+    points, configurations = _tables(sweep, plans, results)
+    info = {"simnuma": __version__, "result_version": result_version(), "points": len(points),
+            "configurations": len(configurations), "simulations": len(jobs), "simulated": simulated,
+            "cached": cached, "wall_s": wall_s, "cpu_s": sum(results[k].get("cpu_s", 0.0) for k in jobs),
+            "workers": "dask" if dask is not None else workers, "seed": sweep.seed, "mode": sweep.mode,
+            "size_bytes": sweep.size_bytes}
+    return SweepRun(sweep, points, configurations, info)
+
+
+def _run_on_dask(dask, jobs: dict, cache: ResultCache, on_done) -> tuple:
+    """Results of ``jobs`` from the cache or from a Dask cluster (``distributed``)."""
+    from distributed import Client, as_completed
+
+    client = dask if isinstance(dask, Client) else Client(dask)
+    results, todo = {}, []
+    for key, job in jobs.items():
+        hit = cache.get(key)
+        if hit is None:
+            todo.append(job)
+        else:
+            results[key] = hit
+            if on_done:
+                on_done(True)
+    try:
+        order = sorted(todo, key=lambda j: -j.cost)
+        futures = {client.submit(simulate_job, job, pure=False, key=f"simnuma-{i}-{job.board}"): job
+                   for i, job in enumerate(order)}
+        for future in as_completed(futures):
+            job = futures[future]
+            result = future.result()
+            cache.put(job.key, result)
+            results[job.key] = result
+            if on_done:
+                on_done(False)
+    finally:
+        if client is not dask:
+            client.close()
+    return results, len(todo), len(jobs) - len(todo)
+
+
+def _tables(sweep, plans, results) -> tuple:
+    points, configurations = [], []
+    for config, topology, digest, planned in plans:
+        common = {"board": config.board.label, "board_hash": digest, "matches": " ".join(config.board.matches),
+                  "wiring": " ".join(f"{link.a}-{link.b}" for link in topology.links)}
+        common.update({path: str(value) for path, value in config.values})
+        base_key = Job(topology, planned[0].case, sweep.size_bytes, sweep.mode, sweep.seed, board=digest).key
+        baseline_ns = results[base_key]["threads"][0]["time_ns"]
+        metrics = []
+        for p in planned:
+            key = Job(topology, p.case, sweep.size_bytes, sweep.mode, sweep.seed, board=digest).key
+            m = case_metrics(results[key], baseline_ns)
+            metrics.append(m)
+            if p.shown:
+                row = dict(common)
+                row.update({"workload": p.entry, "case": p.case.name})
+                row.update({name: m[name] for name in sweep.metrics})
+                row.update({"seed": sweep.seed, "mode": sweep.mode, "size_bytes": sweep.size_bytes,
+                            "version": __version__})
+                points.append(row)
+        row = dict(common)
+        row.update(aggregates(topology, planned, metrics))
+        row.update({"baseline_ns": baseline_ns, "seed": sweep.seed, "version": __version__})
+        configurations.append(row)
+    return points, configurations

@@ -1,0 +1,196 @@
+"""Every wiring of N sockets, up to isomorphism, as boards.
+
+A wiring is a connected graph of sockets joined by coherent links in which no
+socket uses more links than it has ports, ``io`` sockets keep one port for an
+I/O link, and (unless ``spare_ports``) every other port carries a link: an
+unwired HyperTransport port is bandwidth left on the table.  Two wirings that
+a renaming of the sockets turns into each other are the same wiring, and only
+one of them is kept (:func:`wirings`).
+
+The search enumerates labelled graphs degree sequence by degree sequence, by
+backtracking over the socket pairs in order with each socket's remaining
+ports as the bound, and keeps a graph unless one kept before is isomorphic to
+it: the comparison is made only between graphs of equal invariants (each
+socket's degree and the sorted list of its distances to the others),
+confirmed by networkx's VF2.  Eight sockets of three ports with two I/O
+sockets give 19 wirings from about 10,000 labelled graphs in about a second.
+
+:func:`wiring_board` makes a board of a wiring: the template board's node and
+link parameters, its coherence and its routing rule (``shortest`` when the
+template gives routes by table), ``io`` I/O links on sockets with a free port,
+and the names of the bundled boards the wiring is (``quartet``, ``x6440``,
+``ladder8``...).
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import networkx as nx
+
+__all__ = ["Wiring", "wirings", "wiring_board", "MOST_LABELLED"]
+
+MOST_LABELLED = 2_000_000   # labelled graphs a search may examine before it gives up (a clear error, not a hang)
+
+
+class TooManyWirings(ValueError):
+    """The search would examine more than :data:`MOST_LABELLED` labelled graphs."""
+
+
+@dataclass(frozen=True)
+class Wiring:
+    """One wiring: ``links`` as sorted ``(a, b)`` pairs of sockets ``0 .. sockets-1``, ``io`` the sockets that
+    keep a port for I/O, and the bundled boards it is (``matches``)."""
+
+    name: str
+    sockets: int
+    links: tuple
+    io: tuple
+    matches: tuple = ()
+
+    def graph(self) -> nx.Graph:
+        g = nx.Graph()
+        g.add_nodes_from(range(self.sockets))
+        g.add_edges_from(self.links)
+        return g
+
+    @property
+    def diameter(self) -> int:
+        return nx.diameter(self.graph()) if self.sockets > 1 else 0
+
+
+def wirings(sockets: int, ports: int, io: int = 0, spare_ports: bool = False) -> list:
+    """Every connected wiring of ``sockets`` sockets of ``ports`` ports, up to isomorphism (see the module).
+
+    Ordered by link count (most first), then by diameter and the links themselves; named
+    ``w<sockets>-<index>`` in that order.  Raises ValueError for an impossible request and
+    :class:`TooManyWirings` when the search would be too large.
+    """
+    if sockets < 1:
+        raise ValueError("expected at least one socket")
+    if ports < 1:
+        raise ValueError("expected at least one port per socket")
+    if not 0 <= io <= sockets:
+        raise ValueError(f"expected 0 to {sockets} I/O sockets, got {io}")
+    if sockets == 1:
+        return [Wiring("w1-1", 1, (), tuple(range(io)))]
+    kept: list = []
+    buckets: dict = {}
+    budget = [MOST_LABELLED]
+    for degrees in _degree_sequences(sockets, ports, io, spare_ports):
+        for links in _labelled(degrees, budget):
+            g = nx.Graph()
+            g.add_nodes_from(range(sockets))
+            g.add_edges_from(links)
+            if not nx.is_connected(g):
+                continue
+            key = _invariant(g)
+            same = buckets.setdefault(key, [])
+            if any(nx.is_isomorphic(g, other) for other in same):
+                continue
+            same.append(g)
+            kept.append((g, degrees))
+    found = []
+    for g, degrees in kept:
+        links = tuple(sorted(tuple(sorted(e)) for e in g.edges))
+        spare = [s for s in range(sockets) if g.degree(s) < ports]
+        found.append((links, tuple(sorted(spare, key=lambda s: (g.degree(s), s))[:io]), g))
+    found.sort(key=lambda f: (-len(f[0]), nx.diameter(f[2]), f[0]))
+    return [Wiring(f"w{sockets}-{k + 1}", sockets, links, tuple(sorted(io_nodes)))
+            for k, (links, io_nodes, _) in enumerate(found)]
+
+
+def _degree_sequences(sockets: int, ports: int, io: int, spare_ports: bool):
+    """Non-increasing degree sequences a wiring may have (each a tuple, socket 0 first)."""
+    if not spare_ports:
+        # every port wired but one on each of ``io`` sockets
+        degrees = tuple([ports] * (sockets - io) + [ports - 1] * io)
+        if degrees[-1] >= 1 and sum(degrees) % 2 == 0:
+            yield degrees
+        return
+    top = ports
+    for degrees in itertools.combinations_with_replacement(range(top, 0, -1), sockets):
+        if sum(degrees) % 2 or sum(degrees) < 2 * (sockets - 1):
+            continue
+        if sum(1 for d in degrees if d < ports) < io:
+            continue          # not enough sockets with a port free for I/O
+        yield degrees
+
+
+def _labelled(degrees: tuple, budget: list):
+    """Every labelled simple graph whose socket ``i`` has degree ``degrees[i]`` (as tuples of links)."""
+    n = len(degrees)
+    pairs = list(itertools.combinations(range(n), 2))
+    last_pair = {a: max(k for k, (x, _) in enumerate(pairs) if x == a) for a in range(n - 1)}
+    left = list(degrees)
+    links: list = []
+
+    def extend(k: int):
+        if k == len(pairs):
+            if not any(left):
+                budget[0] -= 1
+                if budget[0] < 0:
+                    raise TooManyWirings(f"more than {MOST_LABELLED:,} labelled graphs to examine")
+                yield tuple(links)
+            return
+        a, b = pairs[k]
+        for take in ((1, 0) if left[a] and left[b] else (0,)):
+            left[a] -= take
+            left[b] -= take
+            if not (k == last_pair.get(a) and left[a]):   # socket a has no pair after this one
+                if take:
+                    links.append((a, b))
+                yield from extend(k + 1)
+                if take:
+                    links.pop()
+            left[a] += take
+            left[b] += take
+
+    yield from extend(0)
+
+
+def _invariant(g: nx.Graph) -> tuple:
+    """What isomorphic graphs share: each socket's degree and sorted distances to the others, sorted."""
+    dist = dict(nx.all_pairs_shortest_path_length(g))
+    return tuple(sorted((g.degree(v), tuple(sorted(dist[v].values()))) for v in g.nodes))
+
+
+def wiring_board(template, wiring: Wiring, routing: str | None = None):
+    """The board of ``wiring`` with ``template``'s parameters (a :class:`~simnuma.topology.Topology`),
+    routed by ``routing`` (``shortest`` or ``updown``; default the template's rule, ``shortest`` for a table)."""
+    from ..topology.loading import topology_from_dict
+
+    doc = template.to_dict()
+    for key in ("layout", "routes", "io"):
+        doc.pop(key, None)
+    if routing is not None:
+        doc["routing"] = routing
+    elif doc.get("routing") == "table":
+        doc["routing"] = "shortest"
+    doc["name"] = wiring.name
+    matches = f" (the wiring of {', '.join(wiring.matches)})" if wiring.matches else ""
+    doc["description"] = (f"{wiring.sockets} sockets, links {', '.join(f'{a}-{b}' for a, b in wiring.links)}"
+                          f"{matches}, with the parameters of {template.name}")
+    doc["nodes"] = [{"id": i} for i in range(wiring.sockets)]
+    doc["links"] = [{"a": a, "b": b} for a, b in wiring.links]
+    if wiring.io:
+        doc["io"] = [{"node": s} for s in wiring.io]
+    return topology_from_dict(doc, source=f"{template.source} (wiring {wiring.name})")
+
+
+def named_wirings(found: list, boards) -> list:
+    """``found`` with ``matches`` set: the names of ``boards`` (Topology objects) whose wiring each one is."""
+    graphs = []
+    for board in boards:
+        g = nx.Graph()
+        index = {node: k for k, node in enumerate(board.node_ids)}
+        g.add_nodes_from(range(len(index)))
+        g.add_edges_from((index[link.a], index[link.b]) for link in board.links)
+        graphs.append((board.name, g))
+    out = []
+    for w in found:
+        g = w.graph()
+        names = tuple(name for name, other in graphs
+                      if other.number_of_nodes() == w.sockets and nx.is_isomorphic(g, other))
+        out.append(Wiring(w.name, w.sockets, w.links, w.io, names))
+    return out
