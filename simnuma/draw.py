@@ -91,7 +91,8 @@ def draw_topology(topo, ax=None, link_values=None, link_label_fmt=DEFAULT_LINK_L
 
     ``link_values`` maps directions ``(src, dst)`` to numbers in [0, 1] that
     colour the arrows (values outside are clipped); directions left out are
-    drawn grey.  ``link_label_fmt`` is a format string with the fields
+    drawn grey.  Links in parallel between two nodes are one arrow each way,
+    their count written before the label (``2 x 4.0 GB/s``).  ``link_label_fmt`` is a format string with the fields
     ``bandwidth`` (GB/s), ``value`` (from ``link_values``, or None), ``src``
     and ``dst``, or a callable ``(src, dst, bandwidth_GBps, value) -> str``;
     None or '' draws no labels.
@@ -113,6 +114,8 @@ def draw_topology(topo, ax=None, link_values=None, link_label_fmt=DEFAULT_LINK_L
             value = None if link_values is None else link_values.get((src, dst))
             colour = _direction_colour(value, link_values, cmap)
             label = _label(link_label_fmt, src, dst, link.bandwidth_GBps(src, dst), value)
+            if label and link.count > 1:
+                label = f"{link.count} x {label}"   # links in parallel: one arrow, their count in the label
             dashed = link_values is not None and value is None
             _draw_direction(ax, pos[src], pos[dst], box, unit, colour, label,
                             near_source=(link.a, link.b) in crossing, dashed=dashed)

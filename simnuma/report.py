@@ -54,7 +54,7 @@ def render_result(data: dict, queues: int = 6) -> str:
     out.append(f"makespan {fmt_ns(data['makespan_ns'])} = {fmt_pct(data['makespan_percent'])} of one idle "
                f"local reader ({fmt_ns(data['baseline_ns'])})")
     out.append("")
-    rows = [[f"{l['src']}->{l['dst']}", f"{l['bandwidth_GBps']:.3f}", f"{100 * l['utilization']:.1f}%",
+    rows = [[l.get("name") or f"{l['src']}->{l['dst']}", f"{l['bandwidth_GBps']:.3f}", f"{100 * l['utilization']:.1f}%",
              f"{100 * l['data_utilization']:.1f}%", f"{100 * l['control_utilization']:.1f}%"]
             for l in data["links"]]
     out += text_table(["link", "GB/s", "busy", "data", "control"], rows)

@@ -55,7 +55,7 @@ def _graphs(found):
     (4, 3, 2, False, 1),     # two I/O sockets: the X6440's ladder
     (4, 3, 4, False, 1),     # every socket with I/O: the Quartet's square
     (6, 3, 0, False, 2),     # the two cubic graphs on six vertices: K3,3 and the prism
-    (8, 3, 0, False, 5),     # the five connected cubic graphs on eight vertices
+    pytest.param(8, 3, 0, False, 5, marks=pytest.mark.slow),   # the five connected cubic graphs on eight vertices (5 s)
     (2, 3, 0, True, 1),
 ])
 def test_wiring_counts_are_the_known_ones(sockets, ports, io, spare, count):
@@ -64,14 +64,24 @@ def test_wiring_counts_are_the_known_ones(sockets, ports, io, spare, count):
     assert [w.name for w in found] == [f"w{sockets}-{k}" for k in range(1, count + 1)]
 
 
+def test_links_in_parallel_make_multigraphs():
+    assert len(wirings(4, 3, 0, True, parallel=2)) == 12
+    two = wirings(2, 4, 0, True, parallel=4)
+    assert [len(w.links) for w in two] == [4, 3, 2, 1]
+    board = wiring_board(load_topology("dual"), two[1])
+    assert [(link.a, link.b, link.count) for link in board.links] == [(0, 1, 3)]
+    assert board.node(0).ports == 4
+
+
 @settings(max_examples=25, deadline=None)
-@given(st.integers(2, 6), st.integers(1, 4), st.booleans(), st.data())
-def test_wirings_are_connected_within_their_ports_and_pairwise_different(sockets, ports, spare, data):
+@given(st.integers(2, 6), st.integers(1, 4), st.booleans(), st.integers(1, 3), st.data())
+def test_wirings_are_connected_within_their_ports_and_pairwise_different(sockets, ports, spare, parallel, data):
     io = data.draw(st.integers(0, sockets))
-    found = wirings(sockets, ports, io, spare)
+    found = wirings(sockets, ports, io, spare, parallel)
     graphs = _graphs(found)
     for w, g in zip(found, graphs):
         assert nx.is_connected(g)
+        assert max(w.counts().values(), default=1) <= parallel
         degree = dict(g.degree)
         assert all(degree[s] <= ports for s in range(sockets))
         assert all(degree[s] <= ports - 1 for s in w.io) and len(w.io) == io
@@ -252,3 +262,19 @@ def test_a_sweep_on_a_dask_cluster_gives_the_local_results(tmp_path, capsys):
                      "--cache", str(tmp_path / "cache")]) == 0
     out = capsys.readouterr().out
     assert f"({remote.info['simulations']} from the cache)" in out     # the cluster's points, cached as they came
+
+
+@pytest.mark.slow
+def test_the_eight_socket_ladders_come_out_where_they_belong():
+    """The bundled 8-socket sweep (35 s on two cores): of the 25 fully wired boards with four I/O sockets,
+    the twisted ladder ranks near the top by mean remote latency and the ladder near the bottom."""
+    from pathlib import Path
+
+    from simnuma.sweeps import load_sweep
+
+    sweep = load_sweep(Path(__file__).resolve().parent.parent / "experiments" / "sweeps" / "eight-socket-wirings.yaml")
+    run = run_sweep(sweep, 2)
+    order = [r["matches"] for r in ranked(run.configurations, sweep.rank)]
+    assert len(order) == 25
+    assert order.index("twisted-ladder8") < 3
+    assert order.index("ladder8") > 15

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from ..case import Case, baseline_case, parse_case
 from ..errors import CalibrationError, SpecError
 from ..measurements import MeasurementSet
+from ..model.result import by_pair
 from ..model.system import DEFAULT_SIZE_BYTES, LINE_BYTES
 from ..runner import Job
 from ..topology import Topology
@@ -60,8 +61,9 @@ def figures(result: dict) -> dict:
         "makespan_ns": makespan,
         "threads": threads,
         "memory": {m["node"]: m["bandwidth_GBps"] for m in result["memory"]},
-        "links": {(l["src"], l["dst"]): (l["bandwidth_GBps"], l["control_bytes"] / makespan)
-                  for l in result["links"]},
+        "links": {pair: tuple(total) for pair, total in by_pair(
+            result["links"], lambda l: (l["bandwidth_GBps"], l["control_bytes"] / makespan),
+            lambda rows: [sum(col) for col in zip(*rows)]).items()},   # links in parallel: what the pair carried
     }
 
 

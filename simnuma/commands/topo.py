@@ -51,7 +51,7 @@ def _count(n: int, word: str) -> str:
 def _nodes_text(topo) -> str:
     out = ["nodes"]
     for n in topo.nodes:
-        n_links = topo.graph.degree(n.id)
+        n_links = sum(link.count for link in topo.links if n.id in (link.a, link.b))
         ports = [name for node, name in topo.io_ports if node == n.id]
         named = [name for name in ports if name]
         io = f"{len(ports)} I/O" + (f" ({', '.join(named)})" if named else "")
@@ -82,7 +82,8 @@ def _links_text(topo) -> str:
     for link in topo.links:
         out.append(f"  N{link.a} -> N{link.b}: {link.bandwidth_ab_GBps:g} GB/s   "
                    f"N{link.b} -> N{link.a}: {link.bandwidth_ba_GBps:g} GB/s   "
-                   f"latency {format_time(link.latency_ns)}")
+                   f"latency {format_time(link.latency_ns)}" + (f"   {link.count} links in parallel" if link.count > 1
+                                                                else ""))
     return "\n".join(out)
 
 

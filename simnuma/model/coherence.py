@@ -32,10 +32,11 @@ class Transaction(HeapEvent):
     as a packet is while it travels: those waits allocate nothing.
     """
 
-    __slots__ = ("thread", "requester", "home", "is_write", "pending", "issued_ns", "address", "victim_address")
+    __slots__ = ("thread", "requester", "home", "is_write", "pending", "issued_ns", "address", "victim_address",
+                 "lane")
 
     def __init__(self, thread, requester: int, home: int, is_write: bool, pending: int, issued_ns: float,
-                 address=None, victim_address=None):
+                 address=None, victim_address=None, lane: int = 0):
         self.thread = thread
         self.requester = requester
         self.home = home
@@ -44,6 +45,7 @@ class Transaction(HeapEvent):
         self.issued_ns = issued_ns
         self.address = address                # physical line address of the line (dram memory only)
         self.victim_address = victim_address  # ... and of the dirty line a write evicts
+        self.lane = lane                      # links in parallel: the offset of this line's routes (system.py)
         self.callbacks = None                 # set while it is on SimPy's event heap (events.deliver_at)
 
 
@@ -67,9 +69,10 @@ class Coherence:
         self.retire = (self._retire,)   # the callbacks of a transaction whose line the core is done with
 
     def start(self, thread, requester: int, home: int, is_write: bool, address=None,
-              victim_address=None) -> Transaction:
+              victim_address=None, lane: int = 0) -> Transaction:
         pending = 1 + len(self.probe_targets[home])
-        txn = Transaction(thread, requester, home, is_write, pending, self.clock.now_ns, address, victim_address)
+        txn = Transaction(thread, requester, home, is_write, pending, self.clock.now_ns, address, victim_address,
+                          lane)
         self.started += 1
         self.sris[requester].inject(Packet("read_req", txn, requester, home, ()))
         return txn

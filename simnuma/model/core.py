@@ -50,7 +50,7 @@ class Thread:
     __slots__ = ("env", "clock", "spec", "label", "foreground", "node", "home", "pattern", "window", "outstanding",
                  "to_issue", "issued", "completed", "interval_ns", "next_issue_ns", "wake_pending",
                  "stopped", "finish_ns", "latency", "coherence", "on_finish", "hold_ns",
-                 "arrays", "streams", "victim_lines", "chase", "watch_at", "watch_event")
+                 "arrays", "streams", "victim_lines", "chase", "watch_at", "watch_event", "lanes", "lane_stride")
 
     def __init__(self, env, spec, node: int, home: int, window: int, lines: int | None,
                  foreground: bool, coherence, on_finish=None, hold_ns: float = 0.0, arrays=None, name: str = ""):
@@ -85,6 +85,9 @@ class Thread:
         self.chase = spec.op == "l"
         self.watch_at = -1          # steady mode: trigger watch_event when this many transactions are done
         self.watch_event: Event | None = None
+        # links in parallel (system.py): line i of the array takes lane i mod lanes, the offset of its routes
+        self.lanes = 1
+        self.lane_stride = 0
 
     def start(self, at_ns: float) -> None:
         self.next_issue_ns = at_ns
@@ -112,12 +115,13 @@ class Thread:
             is_write = self.pattern[step]
             self.issued += 1
             self.outstanding += 1
+            lane = (line % self.lanes) * self.lane_stride if self.lanes > 1 else 0
             if self.arrays is None:
-                self.coherence.start(self, self.node, self.home, is_write)
+                self.coherence.start(self, self.node, self.home, is_write, None, None, lane)
             else:
-                self._start_addressed(step, line, is_write, now)
+                self._start_addressed(step, line, is_write, now, lane)
 
-    def _start_addressed(self, step: int, line: int, is_write: bool, now: float) -> None:
+    def _start_addressed(self, step: int, line: int, is_write: bool, now: float, lane: int) -> None:
         pages = self.arrays[step]
         fill, write_back = self.streams[step]
         n = pages.lines
@@ -128,7 +132,7 @@ class Thread:
         # the write-back first: the new page of the fill is placed beside the page the write-backs are in now
         victim = pages.address((line - self.victim_lines) % n, write_back, now, False) if is_write else None
         address = pages.address(line, fill, now)
-        self.coherence.start(self, self.node, self.home, is_write, address, victim)
+        self.coherence.start(self, self.node, self.home, is_write, address, victim, lane)
 
     def filled(self, txn) -> None:
         """The miss has its data and every probe response."""

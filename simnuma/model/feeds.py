@@ -48,8 +48,7 @@ def buffer_feeds(system) -> dict:
     n = len(system.sris)
     for i in range(n):
         sri, mct = system.sris[i], system.mcts[i]
-        for dst in range(n):
-            route = sri.routes[dst]
+        for route in sri.routes:      # every destination, in every lane of links in parallel
             if route:
                 add(sri.pools[REQUEST], _link_pools(route[0], REQUEST))
                 add(sri.pools[POSTED], _link_pools(route[0], POSTED))

@@ -86,15 +86,16 @@ class LinkDirection:
 
     __slots__ = ("env", "clock", "src", "dst", "src_id", "dst_id", "ns_per_byte", "latency_ns", "busy_until",
                  "cmd_busy_until", "cmd_pools", "data_pools", "reverse", "receiver", "exits", "arrival_delay_ns",
-                 "cmd_bytes", "data_bytes", "busy_ns", "data_busy_ns", "nops", "nop_ns", "gaps")
+                 "cmd_bytes", "data_bytes", "busy_ns", "data_busy_ns", "nops", "nop_ns", "gaps", "tag")
 
     reverse: LinkDirection                 # the opposite direction, wired by the system (unset until then)
     receiver: Any                          # the XBar at dst, or what stands in for it (connect; unset until then)
     exits: dict                            # receiver.exit(key) per key asked so far (see _transmit)
 
     def __init__(self, env, src: int, dst: int, src_id: int, dst_id: int, bandwidth_GBps: float,
-                 latency_ns: float, buffers: dict, data_buffers: dict):
+                 latency_ns: float, buffers: dict, data_buffers: dict, tag: str = ""):
         self.env = env
+        self.tag = tag             # which of the links in parallel between the two nodes ('#2'; '' for the only one)
         self.clock: Clock = env.clock
         self.src, self.dst = src, dst
         self.src_id, self.dst_id = src_id, dst_id
@@ -103,7 +104,7 @@ class LinkDirection:
         self.latency_ns = latency_ns
         self.busy_until = 0.0      # when everything granted so far has been sent
         self.cmd_busy_until = 0.0  # when the command packets granted so far have been sent
-        tag = f"link {src_id}->{dst_id}"
+        tag = f"link {src_id}->{dst_id}{self.tag}"
         self.cmd_pools = [LinkBuffers(env, buffers[vc], f"{tag} {vc} cmd", self) for vc in VC_NAMES]
         self.data_pools: list[LinkBuffers | None] = [None] * 4   # per virtual channel: posted and response carry data
         for vc in (POSTED, RESPONSE):
@@ -157,7 +158,7 @@ class LinkDirection:
 
     @property
     def name(self) -> str:
-        return f"{self.src_id}->{self.dst_id}"
+        return f"{self.src_id}->{self.dst_id}{self.tag}"
 
     def pools(self):
         return [p for p in self.cmd_pools + self.data_pools if p is not None]

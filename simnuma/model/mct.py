@@ -49,7 +49,7 @@ class MCT:
     # wired by the System once every component exists (unset until then)
     xbar: XBar
     coherence: Coherence
-    routes: list[tuple[LinkDirection, ...]]   # routes[dst]: the link directions from this node to dst
+    routes: list[tuple[LinkDirection, ...]]   # routes[dst + lane]: the link directions from this node to dst
 
     def __init__(self, env, index: int, node_id: int, params, rng, seed: str = ""):
         self.env = env
@@ -94,7 +94,7 @@ class MCT:
 
     def read_data(self, txn) -> None:
         """The memory has a read's data: it leaves through an MCT response buffer."""
-        resp = Packet("read_resp", txn, self.index, txn.requester, self.routes[txn.requester])
+        resp = Packet("read_resp", txn, self.index, txn.requester, self.routes[txn.requester + txn.lane])
         self.pools[RESPONSE].request(self._send_data, resp)  # type: ignore[union-attr]  # the RESPONSE pool is set
 
     def _send_data(self, pkt: Packet) -> None:
@@ -113,7 +113,7 @@ class MCT:
     def _send_broadcast(self, probes) -> None:
         hold = _BroadcastHold(self.pools[PROBE], len(probes))
         for pkt in probes:
-            pkt.path = self.routes[pkt.dst]
+            pkt.path = self.routes[pkt.dst + pkt.txn.lane]
             pkt.held = hold
             pkt.held_data = None
             enter_fabric(self.clock, pkt, self.xbar_delay_ns, self.xbar)

@@ -68,6 +68,7 @@ class LinkResult(_Section):
 
     src: int
     dst: int
+    name: str                 # "0->1"; of links in parallel, "0->1#1", "0->1#2", ...
     bytes: float
     data_bytes: float
     control_bytes: float
@@ -204,7 +205,7 @@ class Result:
         raise KeyError(spec)
 
     def link(self, src: int, dst: int) -> LinkResult:
-        """The link direction ``src -> dst``."""
+        """The link direction ``src -> dst`` (of links in parallel, the first: ``links`` has each)."""
         for entry in self.links:
             if entry.src == src and entry.dst == dst:
                 return entry
@@ -322,7 +323,7 @@ FULL = 0.5         # a buffer full this share of the time limits the run when no
 EQUALLY_FULL = 1e-6   # buffers whose time full differs by less than this share are equally full
 _POOL_OWNER = (
     (re.compile(r"^N(\d+) mct"), "memory N{}", "memory"),
-    (re.compile(r"^link (\d+->\d+) "), "link {}", "link"),
+    (re.compile(r"^link (\d+->\d+(?:#\d+)?) "), "link {}", "link"),
     (re.compile(r"^N(\d+) sri->xbar"), "sri N{}", "sri"),
     (re.compile(r"^N(\d+) xbar->sri probe"), "probes N{}", "probes"),
 )
@@ -352,7 +353,8 @@ def bottleneck(links: list, memory: list, queues: list, feeds: dict | None = Non
     or memory is named with ``limit: "none"`` (the threads are limited by
     latency).
     """
-    servers = [(f"link {r['src']}->{r['dst']}", "link", r["utilization"]) for r in links]
+    servers = [(f"link {r.get('name') or str(r['src']) + '->' + str(r['dst'])}", "link", r["utilization"])
+               for r in links]
     servers += [(f"memory N{r['node']}", "memory", r["utilization"]) for r in memory]
     name, kind, util = max(servers, key=lambda s: s[2]) if servers else ("none", "none", 0.0)
     out = {"resource": name, "kind": kind, "utilization": util, "limit": "busy", "buffer": None,
@@ -380,6 +382,15 @@ def bottleneck(links: list, memory: list, queues: list, feeds: dict | None = Non
     return out
 
 
+def by_pair(links: list, value, combine=max) -> dict:
+    """``{(src, dst): combine of value(row)}`` over link rows: links in parallel between two nodes become one
+    entry (``max`` of their utilisations for the busiest, ``sum`` of their bytes for what the pair carried)."""
+    out: dict = {}
+    for row in links:
+        out.setdefault((row["src"], row["dst"]), []).append(value(row))
+    return {pair: values[0] if len(values) == 1 else combine(values) for pair, values in out.items()}
+
+
 def bottleneck_text(b: dict) -> str:
     """``link 0->1 (100.0% busy)``; ``memory N0: N0 mct dram queue full 98% of the time (41.0% busy)``."""
     if b["limit"] == "full buffer":
@@ -403,7 +414,7 @@ def _link_row(d, cmd_bytes: float, data_bytes: float, sent_ns: float, elapsed: f
     sent_bytes = sent_ns / d.ns_per_byte
     utilization = sent_ns / elapsed
     return {
-        "src": d.src_id, "dst": d.dst_id,
+        "src": d.src_id, "dst": d.dst_id, "name": d.name,
         "bytes": sent_bytes, "data_bytes": sent_bytes * data_share, "control_bytes": sent_bytes * (1.0 - data_share),
         "bandwidth_GBps": sent_bytes / elapsed,
         "capacity_GBps": 1.0 / d.ns_per_byte,

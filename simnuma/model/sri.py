@@ -36,7 +36,7 @@ class SRI:
     # wired by the System once every component exists (unset until then)
     xbar: XBar
     coherence: Coherence
-    routes: list[tuple[LinkDirection, ...]]   # routes[dst]: the link directions from this node to dst
+    routes: list[tuple[LinkDirection, ...]]   # routes[dst + lane]: the link directions from this node to dst
 
     def __init__(self, env, index: int, node_id: int, params):
         self.env = env
@@ -56,7 +56,7 @@ class SRI:
 
     def inject(self, pkt: Packet, then=None) -> None:
         """Send ``pkt`` from this node; ``then(pkt)`` runs once it holds a crossbar buffer."""
-        pkt.path = self.routes[pkt.dst]
+        pkt.path = self.routes[pkt.dst + pkt.txn.lane]
         pool = self.pools[pkt.vc]
         assert pool is not None   # the board gives every channel a core sends on its SRI buffers
         if pool.take_ready(self.clock.now_ns):

@@ -43,7 +43,7 @@ def _node_key(node) -> object:
 def _link_key(topology, a: int, b: int) -> tuple:
     link = topology.link(a, b)
     return (link.bandwidth_GBps(a, b), link.latency_ns, tuple(sorted(link.buffers.items())),
-            tuple(sorted(link.data_buffers.items())))
+            tuple(sorted(link.data_buffers.items())), link.count)
 
 
 def _preserves_board(topology, sigma: dict) -> bool:

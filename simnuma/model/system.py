@@ -43,6 +43,11 @@ from ..units import LINE_BYTES, format_size
 __all__ = ["System", "simulate", "DEFAULT_SIZE_BYTES", "MODES"]
 
 DEFAULT_SIZE_BYTES = 64 * 2**20
+
+
+def _lane(directions: list, lane: int):
+    """The direction a line of ``lane`` takes among links in parallel."""
+    return directions[lane % len(directions)]
 BACKGROUND_ARRAY_BYTES = 64 * 2**20   # a background thread walks a 64 MB array round and round (app note 40555)
 MODES = ("steady", "exact")
 MOST_EXACT_BYTES = 4 * 2**30   # 64 M lines a thread: hours at exact mode's speed
@@ -66,25 +71,34 @@ class System:
         self.mcts = [MCT(env, i, nid, topology.node(nid), random.Random(f"{seed}/dram/{nid}"), f"{seed}/dram/{nid}")
                      for i, nid in enumerate(self.ids)]
         self.xbars = [XBar(i, topology.node(nid).xbar_latency_ns) for i, nid in enumerate(self.ids)]
-        self.links: dict[tuple[int, int], LinkDirection] = {}   # (src index, dst index) -> direction
+        # (src index, dst index) -> the directions of the links in parallel from src to dst (one, usually)
+        self.links: dict[tuple[int, int], list[LinkDirection]] = {}
         for lp in topology.links:
             a, b = index[lp.a], index[lp.b]
-            ab = LinkDirection(env, a, b, lp.a, lp.b, lp.bandwidth_ab_GBps, lp.latency_ns,
-                               lp.buffers, lp.data_buffers)
-            ba = LinkDirection(env, b, a, lp.b, lp.a, lp.bandwidth_ba_GBps, lp.latency_ns,
-                               lp.buffers, lp.data_buffers)
-            ab.reverse, ba.reverse = ba, ab
-            for d in (ab, ba):
-                d.connect(self.xbars[d.dst])
-                self.links[(d.src, d.dst)] = d
-        self.link_list = [self.links[k] for k in sorted(self.links)]
+            for k in range(lp.count):
+                tag = f"#{k + 1}" if lp.count > 1 else ""
+                ab = LinkDirection(env, a, b, lp.a, lp.b, lp.bandwidth_ab_GBps, lp.latency_ns,
+                                   lp.buffers, lp.data_buffers, tag)
+                ba = LinkDirection(env, b, a, lp.b, lp.a, lp.bandwidth_ba_GBps, lp.latency_ns,
+                                   lp.buffers, lp.data_buffers, tag)
+                ab.reverse, ba.reverse = ba, ab
+                for d in (ab, ba):
+                    d.connect(self.xbars[d.dst])
+                    self.links.setdefault((d.src, d.dst), []).append(d)
+        self.link_list = [d for k in sorted(self.links) for d in self.links[k]]
         n = len(self.ids)
-        routes: list[list[tuple[LinkDirection, ...]]] = [[() for _ in range(n)] for _ in range(n)]
+        # Links in parallel: line i of a thread's array takes lane i mod `lanes` (the least common multiple
+        # of the pairs' link counts), and on a pair of k links, link (lane mod k): every hop of every route
+        # spreads a thread's lines evenly.  A node's routes are one list, lane after lane: routes[dst + n x lane].
+        self.lanes = lanes = math.lcm(*(lp.count for lp in topology.links)) if topology.links else 1
+        routes: list[list[tuple[LinkDirection, ...]]] = [[() for _ in range(n * lanes)] for _ in range(n)]
         for s in range(n):
             for t in range(n):
                 if s != t:
                     hops = topology.route(self.ids[s], self.ids[t])
-                    routes[s][t] = tuple(self.links[(index[x], index[y])] for x, y in zip(hops, hops[1:]))
+                    for lane in range(lanes):
+                        routes[s][t + n * lane] = tuple(_lane(self.links[(index[x], index[y])], lane)
+                                                        for x, y in zip(hops, hops[1:]))
         self.coherence = Coherence(env, topology.coherence, self.sris, self.mcts)
         for i in range(n):
             self.sris[i].xbar = self.mcts[i].xbar = self.xbars[i]
@@ -109,6 +123,12 @@ class System:
         self._groups: dict[tuple[Thread, ...], list[tuple[Thread, ...]]] = {}
 
     def _thread(self, spec: ThreadSpec, lines, foreground: bool, position: str) -> Thread:
+        thread = self._make_thread(spec, lines, foreground, position)
+        if self.lanes > 1:
+            thread.lanes, thread.lane_stride = self.lanes, len(self.ids)
+        return thread
+
+    def _make_thread(self, spec: ThreadSpec, lines, foreground: bool, position: str) -> Thread:
         node = self.topology.node(spec.node)
         window = 1 if spec.op == "l" else node.window[spec.op]
         if spec.rate_GBps and node.requests:

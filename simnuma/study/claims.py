@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from ..model.result import bottleneck_text
+from ..model.result import bottleneck_text, by_pair
 from .notation import METRIC_UNITS, METRICS, NOISE_PERCENT
 from .records import Claim, Operand, _key_text
 
@@ -322,7 +322,7 @@ def metrics_from_result(data: dict, baseline_ns) -> CaseMetrics:
         latency_ns=sum(t["latency_ns"]["mean"] for t in fg) / len(fg),
         bandwidth_GBps=sum(t["bandwidth_GBps"] for t in fg),
         baseline_ns=baseline_ns,
-        links={(l["src"], l["dst"]): l["utilization"] for l in data["links"]},
+        links=by_pair(data["links"], lambda l: l["utilization"]),   # links in parallel: the busiest
         memory={m["node"]: m["utilization"] for m in data["memory"]},
         bottleneck=data["bottleneck"]["resource"],
         bottleneck_utilization=data["bottleneck"]["utilization"] or 0.0,

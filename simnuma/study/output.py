@@ -6,6 +6,7 @@ import csv
 import io
 from pathlib import Path
 
+from ..model.result import by_pair
 from .figures import board_figure_png, study_figure_png
 from .report import render_report
 
@@ -34,7 +35,7 @@ def case_rows(result) -> list:
     for case in result.study.cases:
         data, m = result.results[case.key], result.metrics[case.key]
         topo = result.study.boards[case.board].topology
-        links = {(l["src"], l["dst"]): l["utilization"] for l in data["links"]}
+        links = by_pair(data["links"], lambda l: l["utilization"])   # links in parallel: the busiest
         memory = {x["node"]: x for x in data["memory"]}
         row = {
             "study": result.study.name, "board": case.board, "board_name": meta[case.board]["name"],

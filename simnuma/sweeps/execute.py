@@ -114,7 +114,8 @@ def _tables(sweep, plans, results) -> tuple:
     points, configurations = [], []
     for config, topology, digest, planned in plans:
         common = {"board": config.board.label, "board_hash": digest, "matches": " ".join(config.board.matches),
-                  "wiring": " ".join(f"{link.a}-{link.b}" for link in topology.links)}
+                  "wiring": " ".join(f"{link.a}-{link.b}" + (f"x{link.count}" if link.count > 1 else "")
+                                     for link in topology.links)}
         common.update({path: str(value) for path, value in config.values})
         base_key = Job(topology, planned[0].case, sweep.size_bytes, sweep.mode, sweep.seed, board=digest).key
         baseline_ns = results[base_key]["threads"][0]["time_ns"]

@@ -42,7 +42,7 @@ _TOP_KEYS = ("format", "name", "title", "description", "boards", "grid", "cases"
 _BOARD_KEYS = ("board", "changes", "label")
 _WIRING_ENTRY_KEYS = ("wirings", "from", "routing")
 _ROUTINGS = ("shortest", "updown")
-_WIRING_KEYS = ("sockets", "ports", "io", "spare_ports")
+_WIRING_KEYS = ("sockets", "ports", "io", "spare_ports", "parallel")
 _SET_KEYS = ("set", "op", "ops", "background")
 _MOST_POINTS = 100_000
 
@@ -238,10 +238,10 @@ class _SweepReader:
         self.unknown_keys(path, entry, _WIRING_ENTRY_KEYS)
         spec = entry["wirings"]
         if not isinstance(spec, dict):
-            self.fail(path + ("wirings",), "expected {sockets: N, ports: P, io: K, spare_ports: false}")
+            self.fail(path + ("wirings",), "expected {sockets: N, ports: P, io: K, spare_ports: false, parallel: 1}")
         self.unknown_keys(path + ("wirings",), spec, _WIRING_KEYS)
         values = {}
-        for key, low, default in (("sockets", 1, None), ("ports", 1, None), ("io", 0, 0)):
+        for key, low, default in (("sockets", 1, None), ("ports", 1, None), ("io", 0, 0), ("parallel", 1, 1)):
             value = spec.get(key, default)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 self.fail(path + ("wirings", key), f"expected a whole number >= {low}, got {value!r}")
@@ -257,7 +257,7 @@ class _SweepReader:
             self.fail(path + ("routing",), f"expected one of {', '.join(_ROUTINGS)} (a generated board has no"
                                            f" route table), got {routing!r}")
         try:
-            found = wirings(values["sockets"], values["ports"], values["io"], spare)
+            found = wirings(values["sockets"], values["ports"], values["io"], spare, values["parallel"])
         except TooManyWirings as exc:
             self.fail(path + ("wirings",), f"{exc}: give fewer sockets, or spare_ports: false")
         except ValueError as exc:

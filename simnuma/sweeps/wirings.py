@@ -3,23 +3,24 @@
 A wiring is a connected graph of sockets joined by coherent links in which no
 socket uses more links than it has ports, ``io`` sockets keep one port for an
 I/O link, and (unless ``spare_ports``) every other port carries a link: an
-unwired HyperTransport port is bandwidth left on the table.  Two wirings that
-a renaming of the sockets turns into each other are the same wiring, and only
-one of them is kept (:func:`wirings`).
+unwired HyperTransport port is bandwidth left on the table.  With ``parallel``
+above one, two sockets may be joined by up to that many links (a multigraph).
+Two wirings that a renaming of the sockets turns into each other are the same
+wiring, and only one of them is kept (:func:`wirings`).
 
 The search enumerates labelled graphs degree sequence by degree sequence, by
 backtracking over the socket pairs in order with each socket's remaining
 ports as the bound, and keeps a graph unless one kept before is isomorphic to
 it: the comparison is made only between graphs of equal invariants (each
-socket's degree and the sorted list of its distances to the others),
+socket's degree, its distances to the others and its links per neighbour),
 confirmed by networkx's VF2.  Eight sockets of three ports with two I/O
-sockets give 19 wirings from about 10,000 labelled graphs in about a second.
+sockets give 19 wirings from about 10,000 labelled graphs in a few seconds.
 
 :func:`wiring_board` makes a board of a wiring: the template board's node and
 link parameters, its coherence and its routing rule (``shortest`` when the
 template gives routes by table), ``io`` I/O links on sockets with a free port,
-and the names of the bundled boards the wiring is (``quartet``, ``x6440``,
-``ladder8``...).
+each socket with the wiring's ports, and the names of the bundled boards the
+wiring is (``quartet``, ``x6440``, ``ladder8``...).
 """
 from __future__ import annotations
 
@@ -44,22 +45,30 @@ class Wiring:
 
     name: str
     sockets: int
-    links: tuple
+    links: tuple              # one (a, b) per link: a pair joined by links in parallel appears that many times
     io: tuple
     matches: tuple = ()
+    ports: int = 0            # each socket's ports (0: as the template board says)
 
-    def graph(self) -> nx.Graph:
-        g = nx.Graph()
+    def graph(self) -> nx.MultiGraph:
+        g = nx.MultiGraph()
         g.add_nodes_from(range(self.sockets))
         g.add_edges_from(self.links)
         return g
+
+    def counts(self) -> dict:
+        """``{(a, b): links in parallel}`` for every joined pair."""
+        out: dict = {}
+        for pair in self.links:
+            out[pair] = out.get(pair, 0) + 1
+        return out
 
     @property
     def diameter(self) -> int:
         return nx.diameter(self.graph()) if self.sockets > 1 else 0
 
 
-def wirings(sockets: int, ports: int, io: int = 0, spare_ports: bool = False) -> list:
+def wirings(sockets: int, ports: int, io: int = 0, spare_ports: bool = False, parallel: int = 1) -> list:
     """Every connected wiring of ``sockets`` sockets of ``ports`` ports, up to isomorphism (see the module).
 
     Ordered by link count (most first), then by diameter and the links themselves; named
@@ -72,14 +81,16 @@ def wirings(sockets: int, ports: int, io: int = 0, spare_ports: bool = False) ->
         raise ValueError("expected at least one port per socket")
     if not 0 <= io <= sockets:
         raise ValueError(f"expected 0 to {sockets} I/O sockets, got {io}")
+    if parallel < 1:
+        raise ValueError(f"expected at least one link per joined pair, got {parallel}")
     if sockets == 1:
-        return [Wiring("w1-1", 1, (), tuple(range(io)))]
+        return [Wiring("w1-1", 1, (), tuple(range(io)), (), ports)]
     kept: list = []
     buckets: dict = {}
     budget = [MOST_LABELLED]
     for degrees in _degree_sequences(sockets, ports, io, spare_ports):
-        for links in _labelled(degrees, budget):
-            g = nx.Graph()
+        for links in _labelled(degrees, budget, parallel):
+            g = nx.MultiGraph()
             g.add_nodes_from(range(sockets))
             g.add_edges_from(links)
             if not nx.is_connected(g):
@@ -92,11 +103,11 @@ def wirings(sockets: int, ports: int, io: int = 0, spare_ports: bool = False) ->
             kept.append((g, degrees))
     found = []
     for g, degrees in kept:
-        links = tuple(sorted(tuple(sorted(e)) for e in g.edges))
+        links = tuple(sorted(tuple(sorted(e[:2])) for e in g.edges))
         spare = [s for s in range(sockets) if g.degree(s) < ports]
         found.append((links, tuple(sorted(spare, key=lambda s: (g.degree(s), s))[:io]), g))
-    found.sort(key=lambda f: (-len(f[0]), nx.diameter(f[2]), f[0]))
-    return [Wiring(f"w{sockets}-{k + 1}", sockets, links, tuple(sorted(io_nodes)))
+    found.sort(key=lambda f: (-len(f[0]), -len(set(f[0])), nx.diameter(f[2]), f[0]))
+    return [Wiring(f"w{sockets}-{k + 1}", sockets, links, tuple(sorted(io_nodes)), (), ports)
             for k, (links, io_nodes, _) in enumerate(found)]
 
 
@@ -117,8 +128,9 @@ def _degree_sequences(sockets: int, ports: int, io: int, spare_ports: bool):
         yield degrees
 
 
-def _labelled(degrees: tuple, budget: list):
-    """Every labelled simple graph whose socket ``i`` has degree ``degrees[i]`` (as tuples of links)."""
+def _labelled(degrees: tuple, budget: list, parallel: int = 1):
+    """Every labelled graph (up to ``parallel`` links per pair) whose socket ``i`` has degree ``degrees[i]``,
+    as tuples of links."""
     n = len(degrees)
     pairs = list(itertools.combinations(range(n), 2))
     last_pair = {a: max(k for k, (x, _) in enumerate(pairs) if x == a) for a in range(n - 1)}
@@ -134,25 +146,25 @@ def _labelled(degrees: tuple, budget: list):
                 yield tuple(links)
             return
         a, b = pairs[k]
-        for take in ((1, 0) if left[a] and left[b] else (0,)):
+        for take in range(min(left[a], left[b], parallel), -1, -1):
             left[a] -= take
             left[b] -= take
             if not (k == last_pair.get(a) and left[a]):   # socket a has no pair after this one
-                if take:
-                    links.append((a, b))
+                links.extend([(a, b)] * take)
                 yield from extend(k + 1)
-                if take:
-                    links.pop()
+                del links[len(links) - take:]
             left[a] += take
             left[b] += take
 
     yield from extend(0)
 
 
-def _invariant(g: nx.Graph) -> tuple:
-    """What isomorphic graphs share: each socket's degree and sorted distances to the others, sorted."""
+def _invariant(g) -> tuple:
+    """What isomorphic graphs share: each socket's degree, sorted distances to the others and links per
+    neighbour, sorted."""
     dist = dict(nx.all_pairs_shortest_path_length(g))
-    return tuple(sorted((g.degree(v), tuple(sorted(dist[v].values()))) for v in g.nodes))
+    return tuple(sorted((g.degree(v), tuple(sorted(dist[v].values())),
+                         tuple(sorted(g.number_of_edges(v, u) for u in g.neighbors(v)))) for v in g.nodes))
 
 
 def wiring_board(template, wiring: Wiring, routing: str | None = None):
@@ -169,28 +181,34 @@ def wiring_board(template, wiring: Wiring, routing: str | None = None):
         doc["routing"] = "shortest"
     doc["name"] = wiring.name
     matches = f" (the wiring of {', '.join(wiring.matches)})" if wiring.matches else ""
-    doc["description"] = (f"{wiring.sockets} sockets, links {', '.join(f'{a}-{b}' for a, b in wiring.links)}"
+    doc["description"] = (f"{wiring.sockets} sockets, links {', '.join(_pair_text(p, n) for p, n in wiring.counts().items())}"
                           f"{matches}, with the parameters of {template.name}")
     doc["nodes"] = [{"id": i} for i in range(wiring.sockets)]
-    doc["links"] = [{"a": a, "b": b} for a, b in wiring.links]
+    if wiring.ports:
+        doc.setdefault("defaults", {})["ports"] = wiring.ports
+    doc["links"] = [{"a": a, "b": b, **({"count": n} if n > 1 else {})} for (a, b), n in wiring.counts().items()]
     if wiring.io:
         doc["io"] = [{"node": s} for s in wiring.io]
     return topology_from_dict(doc, source=f"{template.source} (wiring {wiring.name})")
+
+
+def _pair_text(pair: tuple, count: int) -> str:
+    return f"{pair[0]}-{pair[1]}" + (f" x{count}" if count > 1 else "")
 
 
 def named_wirings(found: list, boards) -> list:
     """``found`` with ``matches`` set: the names of ``boards`` (Topology objects) whose wiring each one is."""
     graphs = []
     for board in boards:
-        g = nx.Graph()
+        g = nx.MultiGraph()
         index = {node: k for k, node in enumerate(board.node_ids)}
         g.add_nodes_from(range(len(index)))
-        g.add_edges_from((index[link.a], index[link.b]) for link in board.links)
+        g.add_edges_from((index[link.a], index[link.b]) for link in board.links for _ in range(link.count))
         graphs.append((board.name, g))
     out = []
     for w in found:
         g = w.graph()
         names = tuple(name for name, other in graphs
                       if other.number_of_nodes() == w.sockets and nx.is_isomorphic(g, other))
-        out.append(Wiring(w.name, w.sockets, w.links, w.io, names))
+        out.append(Wiring(w.name, w.sockets, w.links, w.io, names, w.ports))
     return out

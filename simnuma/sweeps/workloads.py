@@ -107,12 +107,7 @@ def aggregates(topology, planned: list, metrics: list) -> dict:
     ``planned`` and ``metrics`` are parallel: each planned case and its :func:`case_metrics`.
     Latency aggregates come from the single-thread cases of the first op given (a read where there is one).
     """
-    import networkx as nx
-
-    g = nx.Graph()
-    g.add_nodes_from(topology.node_ids)
-    g.add_edges_from((link.a, link.b) for link in topology.links)
-    out: dict = {"links": len(topology.links), "diameter": topology.diameter()}
+    out: dict = {"links": sum(link.count for link in topology.links), "diameter": topology.diameter()}
     shown = [m for p, m in zip(planned, metrics) if p.shown and m.get("time_percent") is not None]
     if shown:
         out["mean_time_percent"] = statistics.fmean(m["time_percent"] for m in shown)

@@ -78,6 +78,7 @@ class LinkParams:
     latency_ns: float
     buffers: dict  # vc -> receiver command buffers
     data_buffers: dict  # vc -> receiver data buffers
+    count: int = 1  # links in parallel between a and b, each with these parameters
 
     def bandwidth_GBps(self, src: int, dst: int) -> float:
         """Bandwidth of the direction ``src -> dst``."""
@@ -161,7 +162,7 @@ class Topology:
                 ((link.a, link.b, link.bandwidth_ab_GBps), (link.b, link.a, link.bandwidth_ba_GBps))
                 if link.a == lo else
                 ((link.b, link.a, link.bandwidth_ba_GBps), (link.a, link.b, link.bandwidth_ab_GBps)),
-                link.latency_ns, sorted(link.buffers.items()), sorted(link.data_buffers.items()))
+                link.latency_ns, sorted(link.buffers.items()), sorted(link.data_buffers.items()), link.count)
         return (self.name, self.description, self.coherence, self.nodes, sorted(links.items()),
                 sorted(self.io), sorted(self._routes.items()), sorted(self.layout.items()))
 
@@ -356,7 +357,7 @@ def _link_summary(link: LinkParams) -> dict:
     return {"a": link.a, "b": link.b,
             "bandwidth_GBps": {f"{link.a}->{link.b}": link.bandwidth_ab_GBps,
                                f"{link.b}->{link.a}": link.bandwidth_ba_GBps},
-            "latency_ns": link.latency_ns}
+            "latency_ns": link.latency_ns, "count": link.count}
 
 
 def shortest_route(g: nx.Graph, a: int, b: int) -> tuple:

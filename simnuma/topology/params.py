@@ -266,6 +266,9 @@ BOARD_PARAMETERS = (
           keys=("request", "posted", "response", "probe"), unit="buffers"),
     Param("link.data_buffers", "int", "receiver data buffers", "data_buffers", keys=("posted", "response"),
           unit="buffers", default_from="link.buffers"),
+    Param("link.count", "int", "links in parallel between the two nodes, each with these parameters and a port at"
+          " each end (current two-socket boards have two to four); a transaction's packets take link"
+          " (line mod count) of the pair (docs/model.md)", "count", default=1, unit="links"),
 )
 NODE_PARAMETERS = tuple(p for p in BOARD_PARAMETERS if p.scope == "node")
 LINK_PARAMETERS = tuple(p for p in BOARD_PARAMETERS if p.scope == "link")

@@ -46,7 +46,7 @@ class _Validator(_Checker):
         ids = {n.id for n in nodes} if nodes else _AnyNode()  # no usable node: 'nodes' was reported
         edges, links = self.links(data, link_defaults, ids)
         io = self.io(data, ids)
-        self.ports(nodes, edges, io, data)
+        self.ports(nodes, edges, io, data, links)
         self.choice(data, "coherence", COHERENCE_MODES, "broadcast")
         routing_ok = self.choice(data, "routing", ROUTING_MODES, "shortest")
         self.layout(data, ids)
@@ -280,9 +280,10 @@ class _Validator(_Checker):
             out.append(nid)
         return out
 
-    def ports(self, nodes, edges, io, data):
+    def ports(self, nodes, edges, io, data, links=()):
+        count = {(link.a, link.b): link.count for link in links}
         for node in nodes:
-            n_links = sum(1 for a, b in edges if node.id in (a, b))
+            n_links = sum(count.get((a, b), 1) for a, b in edges if node.id in (a, b))
             n_io = io.count(node.id)
             if node.ports is not None and n_links + n_io > node.ports:
                 self.err(("nodes", self._node_pos(data, node.id)),
