@@ -94,9 +94,8 @@ def _run_on_dask(dask, jobs: dict, cache: ResultCache, on_done) -> tuple:
             if on_done:
                 on_done(True)
     try:
-        order = sorted(todo, key=lambda j: -j.cost)
-        futures = {client.submit(simulate_job, job, pure=False, key=f"simnuma-{i}-{job.board}"): job
-                   for i, job in enumerate(order)}
+        order = sorted(todo, key=lambda j: -j.cost)     # the costliest first (and first in priority)
+        futures = {client.submit(simulate_job, job, pure=False, priority=int(job.cost)): job for job in order}
         for future in as_completed(futures):
             job = futures[future]
             result = future.result()

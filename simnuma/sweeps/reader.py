@@ -28,7 +28,7 @@ from ..errors import SimnumaError, StudyError, closest, shown
 from ..fileio import UnreadableInput, read_input
 from ..topology import load_topology
 from ..units import MOST_ARRAY_BYTES, UnitError, parse_size_bytes
-from ..workload import MODEL_OPS
+from ..workload import MODEL_OPS, Workload
 from ..yamlsrc import load_yaml
 from ..model.system import DEFAULT_SIZE_BYTES
 from .spec import AGGREGATES, CASE_METRICS, SET_NAMES, SWEEP_FORMAT, BoardEntry, CaseSet, Sweep
@@ -344,8 +344,6 @@ class _SweepReader:
                 self.fail(path, _first_line(exc))
             for b in boards:
                 try:
-                    from ..workload import Workload
-
                     placed = case.placed(b.topology)
                     Workload.build(placed.threads, placed.background).check(b.topology)
                 except SimnumaError as exc:
