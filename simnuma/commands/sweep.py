@@ -55,13 +55,14 @@ def cmd_sweep(args) -> int:
     if cache is not None:
         check_output_folder(cache, "--cache")
     out = OutputFolder(args.output, "-o")
-    total = len(plan_jobs(sweep, plan(sweep)))
+    plans = plan(sweep)
+    total = len(plan_jobs(sweep, plans))
     try:
         with out as staging:
             bar = progress(total=total, desc="simulating")
             try:
                 run = run_sweep(sweep, args.jobs or default_workers(), cache or Path(args.output) / "cache",
-                                client, on_done=lambda cached: bar.update(1))
+                                client, on_done=lambda cached: bar.update(1), plans=plans)
             finally:
                 bar.close()
             written = write_sweep_outputs(staging, run)

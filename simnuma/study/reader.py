@@ -10,7 +10,7 @@ from typing import NoReturn
 from .. import bundled
 from ..case import SUBSCRIPTIONS, _parse_load, parse_case
 from ..errors import SimnumaError, SpecError, StudyError, closest, shown
-from ..topology import load_topology
+from ..topology.loading import load_topology_near
 from ..units import MOST_ARRAY_BYTES, UnitError, parse_size_bytes
 from ..workload import MODEL_OPS, Workload
 from ..fileio import UnreadableInput, path_kind, read_input
@@ -218,11 +218,8 @@ class _StudyReader:
         """A board by bundled name, or by file (relative to the study file first)."""
         if not isinstance(name, str) or not name:
             self.fail(path, f"expected a bundled board name or a board file, got {name!r}")
-        where = name
-        if self.folder is not None and not Path(name).is_absolute() and (self.folder / name).is_file():
-            where = str(self.folder / name)
         try:
-            return load_topology(where)
+            return load_topology_near(name, self.folder)
         except SimnumaError as exc:
             self.fail(path, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
 

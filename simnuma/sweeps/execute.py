@@ -57,9 +57,10 @@ def _jobs(sweep, plans) -> dict:
     return jobs
 
 
-def run_sweep(sweep, workers: int = 1, cache_dir=None, dask=None, on_done=None) -> SweepRun:
-    """Simulate every point of ``sweep``; ``dask`` is a ``distributed.Client`` or a scheduler address."""
-    plans = plan(sweep)
+def run_sweep(sweep, workers: int = 1, cache_dir=None, dask=None, on_done=None, plans=None) -> SweepRun:
+    """Simulate every point of ``sweep``; ``dask`` is a ``distributed.Client`` or a scheduler address,
+    ``plans`` what :func:`plan` gave for it, if the caller has it already."""
+    plans = plans if plans is not None else plan(sweep)
     jobs = _jobs(sweep, plans)
     cache = ResultCache(cache_dir)
     start = time.perf_counter()

@@ -129,6 +129,16 @@ def _number(text):
     return None
 
 
+def _save(plt, fig, folder: Path, name: str) -> str:
+    """Write ``fig`` as ``folder/name`` (PNG, atomically), close it, and return the name."""
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110)
+    plt.close(fig)
+    write_atomic(folder / name, buf.getvalue())
+    return name
+
+
 def write_figures(folder: Path, run) -> list:
     """The figures (none without matplotlib): the Pareto front, and each numeric grid parameter's effect."""
     try:
@@ -158,12 +168,7 @@ def write_figures(folder: Path, run) -> list:
         ax.set_ylabel(metric)
         ax.set_title(f"{sweep.name}: {metric} against links")
         ax.legend(fontsize=8)
-        fig.tight_layout()
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=110)
-        plt.close(fig)
-        write_atomic(folder / "pareto.png", buf.getvalue())
-        written.append("pareto.png")
+        written.append(_save(plt, fig, folder, "pareto.png"))
     for path, values in sweep.grid:
         xs = [_number(v) for v in values]
         if any(x is None for x in xs) or len(xs) < 2:
@@ -178,13 +183,7 @@ def write_figures(folder: Path, run) -> list:
         ax.set_ylabel(metric)
         ax.set_title(f"{sweep.name}: {metric} against {path}")
         ax.legend(fontsize=8)
-        fig.tight_layout()
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=110)
-        plt.close(fig)
-        name = f"{_slug(path)}.png"
-        write_atomic(folder / name, buf.getvalue())
-        written.append(name)
+        written.append(_save(plt, fig, folder, f"{_slug(path)}.png"))
     return written
 
 

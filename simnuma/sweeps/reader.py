@@ -27,6 +27,7 @@ from ..case import parse_case
 from ..errors import SimnumaError, StudyError, closest, shown
 from ..fileio import UnreadableInput, read_input
 from ..topology import load_topology
+from ..topology.loading import load_topology_near
 from ..units import MOST_ARRAY_BYTES, UnitError, parse_size_bytes
 from ..workload import MODEL_OPS, Workload
 from ..yamlsrc import load_yaml
@@ -281,11 +282,8 @@ class _SweepReader:
     def load_board(self, path, name):
         if not isinstance(name, str) or not name:
             self.fail(path, f"expected a bundled board name or a board file, got {name!r}")
-        where = name
-        if self.folder is not None and not Path(name).is_absolute() and (self.folder / name).is_file():
-            where = str(self.folder / name)
         try:
-            return load_topology(where)
+            return load_topology_near(name, self.folder)
         except SimnumaError as exc:
             self.fail(path, _first_line(exc))
 

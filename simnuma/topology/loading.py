@@ -44,6 +44,15 @@ def load_topology(name_or_path) -> Topology:
     return parse_topology(bundled[0], bundled[1])
 
 
+def load_topology_near(name: str, folder=None) -> Topology:
+    """:func:`load_topology`, a relative file name looked for in ``folder`` first (the folder of the study or
+    sweep file that names the board)."""
+    where = name
+    if folder is not None and not Path(name).is_absolute() and (Path(folder) / name).is_file():
+        where = str(Path(folder) / name)
+    return load_topology(where)
+
+
 def _read_board_file(path: str) -> str:
     try:
         return read_input(path)
