@@ -20,6 +20,7 @@ from .errors import SimnumaError
 COMMAND_MODULES = (
     "simnuma.commands.topo",
     "simnuma.commands.run",
+    "simnuma.commands.explain",
     "simnuma.bench.cli",
     "simnuma.commands.calibrate",
     "simnuma.commands.reproduce",

@@ -23,7 +23,7 @@ def test_run_json(capsys, tmp_path):
     assert [t["spec"] for t in fg] == ["0.0.w.1", "1.0.w.0"]
     for t in fg:
         assert {"spec", "time_ns", "percent_of_local_read", "bandwidth_GBps", "latency_ns"} <= set(t)
-        assert set(t["latency_ns"]) == {"mean", "p50", "p99"}
+        assert set(t["latency_ns"]) == {"mean", "p50", "p99", "histogram"}
         assert t["percent_of_local_read"] > 100
     for link in data["links"]:
         assert {"src", "dst", "utilization", "data_utilization", "bytes"} <= set(link)

@@ -24,6 +24,17 @@ def register(sub) -> None:
     p.add_argument("--set", action="append", default=[], metavar="PATH=VALUE", dest="changes",
                    help="change one board parameter for this run, e.g. --set link_defaults.bandwidth='8 GB/s' or"
                         " --set nodes.3.memory.queue=32 (repeatable; paths as in docs/api.md)")
+    p.add_argument("--trace", metavar="FILE.json",
+                   help="write a trace of the run in the Chrome/Perfetto trace-event format (ui.perfetto.dev)")
+    p.add_argument("--trace-window", default="1000", metavar="WINDOW",
+                   help="what the trace holds: a number of transactions (default 1000), a span such as 20us,"
+                        " or FROM:TO such as 10us:30us")
+    p.add_argument("--timeline", metavar="FILE.csv",
+                   help="write link utilisation, buffer occupancy and thread bandwidth over simulated time (and,"
+                        " with matplotlib, FILE.png and the latency histograms FILE-latency.png)")
+    p.add_argument("--interval", default="1us", metavar="TIME",
+                   help="sample interval of --timeline and --animate (default 1us)")
+    p.add_argument("--animate", metavar="FILE.gif", help="write an animation of the board over the run (matplotlib)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("-o", "--output", metavar="FILE", help="also write the JSON result to FILE (atomically)")
     p.set_defaults(func=cmd_run)
@@ -87,6 +98,10 @@ def cmd_run(args) -> int:
 
     if args.output is not None:
         check_output_file(args.output, "-o")      # before the simulation
+    for option, path in (("--trace", args.trace), ("--timeline", args.timeline), ("--animate", args.animate)):
+        if path is not None:
+            check_output_file(path, option)
+    recorder = _recorder(args)
     topo = load_topology(args.board)
     changes = parse_changes(args.changes)
     if changes:
@@ -104,7 +119,7 @@ def cmd_run(args) -> int:
 
     try:
         result = simulate(topo, case.threads, case.background, size_bytes=size, mode="exact" if args.exact else "steady",
-                          seed=args.seed, progress=tick)
+                          seed=args.seed, progress=tick, observer=recorder)
     except DeadlockError as exc:
         if args.json:       # the diagnosis for a program, the one line (stderr, exit 2) for a person
             json.dump({"error": "deadlock", "message": str(exc), **exc.diagnosis}, sys.stdout, indent=2)
@@ -120,9 +135,59 @@ def cmd_run(args) -> int:
         data["changes"] = {path: str(value) for path, value in changes.items()}
     if args.output is not None:
         write_json(args.output, data)
+    if recorder is not None:
+        _write_recordings(args, recorder, topo, case, data)
     if args.json:
         json.dump(data, sys.stdout, indent=2)
         print()
     else:
         print(render_result(data))
     return 0
+
+
+def _recorder(args):
+    """The run's recorder when a trace, a timeline or an animation is asked for (None otherwise)."""
+    from ..trace import Recorder, parse_window
+    from ..units import UnitError, parse_quantity
+
+    if args.trace is None and args.timeline is None and args.animate is None:
+        return None
+    try:
+        interval = parse_quantity(args.interval.strip(), "time")
+    except UnitError as exc:
+        raise SpecError(f"--interval: {exc}") from None
+    if not interval > 0 or interval == float("inf"):
+        raise SpecError(f"--interval: expected a positive time such as 1us, got {args.interval!r}")
+    if args.trace is None:
+        return Recorder(sample_ns=interval, follow=False)
+    try:
+        start, end, count = parse_window(args.trace_window)
+    except ValueError as exc:
+        raise SpecError(f"--trace-window: {exc}") from None
+    return Recorder(start, end, count, sample_ns=interval)
+
+
+def _write_recordings(args, recorder, topo, case, data) -> None:
+    from ..fileio import write_atomic
+    from ..trace.perfetto import trace_json
+    from ..trace.timeline import timeline_csv, write_animation, write_latency_figure, write_timeline_figure
+
+    title = f"{case.name} on {topo.name}"
+    about = {"simnuma": data["version"], "board": topo.name, "board_hash": data["board_hash"], "case": case.name,
+             "mode": data["mode"], "seed": data["seed"], "size_bytes": data["size_bytes"],
+             "changes": data.get("changes", {}), "trace_window": args.trace_window}
+    written = []
+    if args.trace is not None:
+        write_atomic(args.trace, trace_json(recorder, about))
+        written.append(f"{args.trace} ({len(recorder.finished)} transactions; open it in ui.perfetto.dev)")
+    if args.timeline is not None:
+        write_atomic(args.timeline, timeline_csv(recorder))
+        written.append(args.timeline)
+        stem = args.timeline[:-4] if args.timeline.endswith(".csv") else args.timeline
+        if write_timeline_figure(f"{stem}.png", recorder, title):
+            written.append(f"{stem}.png")
+        if write_latency_figure(f"{stem}-latency.png", data, title):
+            written.append(f"{stem}-latency.png")
+    if args.animate is not None and write_animation(args.animate, recorder, topo, title):
+        written.append(args.animate)
+    print("wrote " + ", ".join(written), file=sys.stderr)

@@ -18,6 +18,8 @@ which needs them to find banks and rows.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from .events import Clock, HeapEvent, deliver_at
 from .packet import Packet
 
@@ -67,6 +69,7 @@ class Coherence:
         self.started = 0
         self.completed = 0
         self.retire = (self._retire,)   # the callbacks of a transaction whose line the core is done with
+        self.observer: Any = None       # a trace's recorder (simnuma.trace), None when nothing records
 
     def start(self, thread, requester: int, home: int, is_write: bool, address=None,
               victim_address=None, lane: int = 0) -> Transaction:
@@ -74,6 +77,8 @@ class Coherence:
         txn = Transaction(thread, requester, home, is_write, pending, self.clock.now_ns, address, victim_address,
                           lane)
         self.started += 1
+        if self.observer is not None:
+            self.observer.txn_start(txn)
         self.sris[requester].inject(Packet("read_req", txn, requester, home, ()))
         return txn
 
@@ -102,6 +107,8 @@ class Coherence:
 
     def delivered(self, pkt: Packet) -> None:
         """A response packet reached its consumer."""
+        if self.observer is not None:
+            self.observer.delivered(pkt)
         if pkt.kind != "source_done":
             self._response(pkt.txn)
 
@@ -113,6 +120,8 @@ class Coherence:
         if txn.pending:
             return
         self.completed += 1
+        if self.observer is not None:
+            self.observer.txn_done(txn)
         requester, home = txn.requester, txn.home
         sri = self.sris[requester]
         thread = txn.thread

@@ -71,6 +71,8 @@ class LinkBuffers(CreditPool):
         back.busy_ns += nop_ns
         back.cmd_bytes += NOP_BYTES
         back.nops += 1
+        if back.observer is not None:
+            back.observer.nop(back, sent_ns, sent_ns + nop_ns)
         t = when_ns + nop_ns + back.latency_ns
         # give_back(t), inlined: every packet on every hop comes through here (a call costs 1-3% of exact mode)
         if self.waiters:
@@ -86,7 +88,7 @@ class LinkDirection:
 
     __slots__ = ("env", "clock", "src", "dst", "src_id", "dst_id", "ns_per_byte", "latency_ns", "busy_until",
                  "cmd_busy_until", "cmd_pools", "data_pools", "reverse", "receiver", "exits", "arrival_delay_ns",
-                 "cmd_bytes", "data_bytes", "busy_ns", "data_busy_ns", "nops", "nop_ns", "gaps", "tag")
+                 "cmd_bytes", "data_bytes", "busy_ns", "data_busy_ns", "nops", "nop_ns", "gaps", "tag", "observer")
 
     reverse: LinkDirection                 # the opposite direction, wired by the system (unset until then)
     receiver: Any                          # the XBar at dst, or what stands in for it (connect; unset until then)
@@ -96,6 +98,7 @@ class LinkDirection:
                  latency_ns: float, buffers: dict, data_buffers: dict, tag: str = ""):
         self.env = env
         self.tag = tag             # which of the links in parallel between the two nodes ('#2'; '' for the only one)
+        self.observer: Any = None  # a trace's recorder (simnuma.trace), None when nothing records
         self.clock: Clock = env.clock
         self.src, self.dst = src, dst
         self.src_id, self.dst_id = src_id, dst_id
@@ -235,6 +238,8 @@ class LinkDirection:
         pkt.held = self.cmd_pools[vc]
         pkt.held_data = self.data_pools[vc] if data_bytes else None
         arrive_ns = end + self.arrival_delay_ns + pkt.lag_ns
+        if self.observer is not None:
+            self.observer.on_wire(self, pkt, start, end)
         pkt.lag_ns = 0.0
         path = pkt.path
         hop = pkt.hop

@@ -26,7 +26,7 @@ phase.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .credit import CreditPool, release_buffers
 from .events import Clock, deliver_at
@@ -44,7 +44,7 @@ class MCT:
     """Memory controller of node ``index``: the DRAM queue, the crossbar buffers, and a memory behind them."""
 
     __slots__ = ("env", "clock", "index", "node_id", "queue", "pools", "memory", "model", "addressed",
-                 "xbar_delay_ns", "xbar", "coherence", "routes", "data_ready")
+                 "xbar_delay_ns", "xbar", "coherence", "routes", "data_ready", "observer")
 
     # wired by the System once every component exists (unset until then)
     xbar: XBar
@@ -65,18 +65,23 @@ class MCT:
         self.addressed = self.model == "dram"   # whether the memory needs each line's address
         self.xbar_delay_ns = params.xbar_latency_ns
         self.data_ready = (self.read_data,)   # the callbacks of a read whose data the memory has
+        self.observer: Any = None             # a trace's recorder (simnuma.trace), None when nothing records
 
     def pool_list(self):
         return [self.queue, self.pools[RESPONSE], self.pools[PROBE]]
 
     def accept(self, pkt: Packet) -> None:
         """A read request or victim write for this node's memory is in the crossbar."""
+        if self.observer is not None:
+            self.observer.mct_arrive(self, pkt)
         if self.queue.take_ready(self.clock.now_ns):   # an entry is free now: CreditPool.request's grant, inlined
             self._admitted(pkt)
         else:
             self.queue.request(self._admitted, pkt)
 
     def _admitted(self, pkt: Packet) -> None:
+        if self.observer is not None:
+            self.observer.mct_admit(self, pkt)
         release_buffers(pkt, self.clock.now_ns)
         txn = pkt.txn
         if pkt.kind == "victim":
@@ -87,6 +92,8 @@ class MCT:
 
     def line_done(self, txn, is_write: bool, done_ns: float) -> None:
         """The memory is done with a line at ``done_ns``: a write's queue entry is free then, a read's data leave."""
+        if self.observer is not None:
+            self.observer.memory_done(self, txn, is_write, done_ns)
         if is_write:
             self.queue.release(done_ns)
         else:
@@ -99,6 +106,8 @@ class MCT:
 
     def _send_data(self, pkt: Packet) -> None:
         now = self.clock.now_ns
+        if self.observer is not None:
+            self.observer.data_leaves(self, pkt)
         self.queue.release(now)
         self._enter_xbar(pkt, RESPONSE)
 

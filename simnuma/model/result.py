@@ -39,11 +39,13 @@ def _section(cls, raw: dict):
 
 @dataclass(frozen=True)
 class Latency(_Section):
-    """A thread's transaction latency, in ns: mean, median and 99th percentile (1-ns bins)."""
+    """A thread's transaction latency, in ns: mean, median and 99th percentile (1-ns bins), and the histogram
+    (``{start_ns, bin_ns, counts}``: at most 100 bins of a whole number of ns)."""
 
     mean: float
     p50: float
     p99: float
+    histogram: dict
     _raw: dict = field(repr=False, compare=False)
 
 
@@ -196,6 +198,25 @@ class Result:
 
     def to_dict(self) -> dict:
         return copy.deepcopy(self._data)
+
+    def _repr_html_(self) -> str:
+        """A table of the threads, the busiest links and the bottleneck, for Jupyter."""
+        from html import escape
+
+        def pct(v):
+            return "" if v is None else f"{v:.1f}%"
+
+        rows = "".join(
+            f"<tr><td>{escape(t.spec)}</td><td>{t.role}</td><td>{t.time_ns / 1e6:.3f}</td>"
+            f"<td>{pct(t.percent_of_local_read)}</td><td>{t.bandwidth_GBps:.3f}</td><td>{t.latency_ns.mean:.1f}</td>"
+            f"<td>{t.latency_ns.p99:.1f}</td></tr>" for t in self.threads)
+        busiest = sorted(self.links, key=lambda link: -link.utilization)[:4]
+        links = ", ".join(f"{escape(link.name)} {100 * link.utilization:.0f}%" for link in busiest)
+        bottleneck = escape(bottleneck_text(self._data["bottleneck"])) if self.bottleneck else ""
+        return (f"<p><b>{escape(self.topology)}</b>, {self.mode} mode, seed {self.seed}, simnuma {self.version}</p>"
+                "<table><tr><th>thread</th><th>role</th><th>time (ms)</th><th>% of 0.0.r.0</th><th>GB/s</th>"
+                f"<th>latency mean (ns)</th><th>p99</th></tr>{rows}</table>"
+                f"<p>busiest links: {links}<br>bottleneck: {bottleneck}</p>")
 
     def thread(self, spec: str) -> ThreadResult:
         """The thread written ``spec`` (as in the notation, e.g. ``0.0.r.1``)."""

@@ -13,7 +13,7 @@ the two cores (first come, first served).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .credit import CreditPool
 from .events import Clock, deliver_at
@@ -31,7 +31,7 @@ class SRI:
     """Request queue and probe handling of node ``index``."""
 
     __slots__ = ("env", "clock", "index", "node_id", "inject_delay_ns", "pools", "probe_queue",
-                 "lookup_ns", "xbar", "coherence", "routes", "answer")
+                 "lookup_ns", "xbar", "coherence", "routes", "answer", "observer")
 
     # wired by the System once every component exists (unset until then)
     xbar: XBar
@@ -50,6 +50,7 @@ class SRI:
         self.probe_queue = CreditPool(env, params.sri_probe_queue, f"N{node_id} xbar->sri probe")
         self.lookup_ns = params.probe_lookup_ns
         self.answer = (self._answer,)   # the callbacks of a probe whose lookup is done
+        self.observer: Any = None       # a trace's recorder (simnuma.trace), None when nothing records
 
     def pool_list(self):
         return [p for p in self.pools if p is not None] + [self.probe_queue]
@@ -57,6 +58,8 @@ class SRI:
     def inject(self, pkt: Packet, then=None) -> None:
         """Send ``pkt`` from this node; ``then(pkt)`` runs once it holds a crossbar buffer."""
         pkt.path = self.routes[pkt.dst + pkt.txn.lane]
+        if self.observer is not None:
+            self.observer.sri_inject(self, pkt)
         pool = self.pools[pkt.vc]
         assert pool is not None   # the board gives every channel a core sends on its SRI buffers
         if pool.take_ready(self.clock.now_ns):
@@ -73,12 +76,16 @@ class SRI:
         """``pkt`` holds an SRI buffer: it enters the crossbar."""
         pkt.held = self.pools[pkt.vc]
         pkt.held_data = None
+        if self.observer is not None:
+            self.observer.sri_enter(self, pkt)
         enter_fabric(self.clock, pkt, self.inject_delay_ns, self.xbar)
         if then is not None:
             then(pkt)
 
     def probe_in(self, pkt: Packet) -> None:
         """A probe for this node's caches arrived in the crossbar."""
+        if self.observer is not None:
+            self.observer.probe_arrive(self, pkt)
         if self.probe_queue.take_ready(self.clock.now_ns):   # a slot is free now: CreditPool.request's grant, inlined
             self._lookup(pkt)
         else:
@@ -86,6 +93,8 @@ class SRI:
 
     def _lookup(self, pkt: Packet) -> None:
         now = self.clock.now_ns
+        if self.observer is not None:
+            self.observer.probe_lookup(self, pkt)
         pkt.held.release(now)
         deliver_at(self.clock, now + self.lookup_ns, pkt, self.answer)
 

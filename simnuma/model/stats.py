@@ -47,7 +47,21 @@ class LatencyHistogram:
         return len(self.counts) - 0.5
 
     def summary(self) -> dict:
-        return {"mean": self.mean(), "p50": self.quantile(0.5), "p99": self.quantile(0.99)}
+        return {"mean": self.mean(), "p50": self.quantile(0.5), "p99": self.quantile(0.99),
+                "histogram": self.histogram()}
+
+    def histogram(self, most_bins: int = 100) -> dict:
+        """The counts in at most ``most_bins`` bins of a whole number of ns: ``{start_ns, bin_ns, counts}``
+        (bin k holds the latencies from start + k x bin to the next)."""
+        counts = self.counts
+        first = next((b for b, c in enumerate(counts) if c), 0)
+        span = len(counts) - first
+        width = max(1, -(-span // max(1, most_bins - 1)))   # aligning the start adds at most one bin
+        start = first - first % width
+        binned = [0] * (-(-(len(counts) - start) // width)) if counts else []
+        for b in range(start, len(counts)):
+            binned[(b - start) // width] += counts[b]
+        return {"start_ns": float(start), "bin_ns": float(width), "counts": binned}
 
 
 def counter_snapshot(system) -> list:

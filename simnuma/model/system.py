@@ -27,7 +27,7 @@ from ..workload import MODEL_OPS, ThreadSpec, Workload
 from .events import Environment
 from .coherence import Coherence
 from .core import OP_PATTERNS, Thread
-from .link import LinkDirection
+from .routes import route_lanes, wire_links
 from .mct import MCT
 from .pages import ArrayPages
 from .result import Result, build_result
@@ -44,10 +44,6 @@ __all__ = ["System", "simulate", "DEFAULT_SIZE_BYTES", "MODES"]
 
 DEFAULT_SIZE_BYTES = 64 * 2**20
 
-
-def _lane(directions: list, lane: int):
-    """The direction a line of ``lane`` takes among links in parallel."""
-    return directions[lane % len(directions)]
 BACKGROUND_ARRAY_BYTES = 64 * 2**20   # a background thread walks a 64 MB array round and round (app note 40555)
 MODES = ("steady", "exact")
 MOST_EXACT_BYTES = 4 * 2**30   # 64 M lines a thread: hours at exact mode's speed
@@ -71,34 +67,10 @@ class System:
         self.mcts = [MCT(env, i, nid, topology.node(nid), random.Random(f"{seed}/dram/{nid}"), f"{seed}/dram/{nid}")
                      for i, nid in enumerate(self.ids)]
         self.xbars = [XBar(i, topology.node(nid).xbar_latency_ns) for i, nid in enumerate(self.ids)]
-        # (src index, dst index) -> the directions of the links in parallel from src to dst (one, usually)
-        self.links: dict[tuple[int, int], list[LinkDirection]] = {}
-        for lp in topology.links:
-            a, b = index[lp.a], index[lp.b]
-            for k in range(lp.count):
-                tag = f"#{k + 1}" if lp.count > 1 else ""
-                ab = LinkDirection(env, a, b, lp.a, lp.b, lp.bandwidth_ab_GBps, lp.latency_ns,
-                                   lp.buffers, lp.data_buffers, tag)
-                ba = LinkDirection(env, b, a, lp.b, lp.a, lp.bandwidth_ba_GBps, lp.latency_ns,
-                                   lp.buffers, lp.data_buffers, tag)
-                ab.reverse, ba.reverse = ba, ab
-                for d in (ab, ba):
-                    d.connect(self.xbars[d.dst])
-                    self.links.setdefault((d.src, d.dst), []).append(d)
+        self.links = wire_links(env, topology, index, self.xbars)   # (src, dst) index -> directions in parallel
         self.link_list = [d for k in sorted(self.links) for d in self.links[k]]
         n = len(self.ids)
-        # Links in parallel: line i of a thread's array takes lane i mod `lanes` (the least common multiple
-        # of the pairs' link counts), and on a pair of k links, link (lane mod k): every hop of every route
-        # spreads a thread's lines evenly.  A node's routes are one list, lane after lane: routes[dst + n x lane].
-        self.lanes = lanes = math.lcm(*(lp.count for lp in topology.links)) if topology.links else 1
-        routes: list[list[tuple[LinkDirection, ...]]] = [[() for _ in range(n * lanes)] for _ in range(n)]
-        for s in range(n):
-            for t in range(n):
-                if s != t:
-                    hops = topology.route(self.ids[s], self.ids[t])
-                    for lane in range(lanes):
-                        routes[s][t + n * lane] = tuple(_lane(self.links[(index[x], index[y])], lane)
-                                                        for x, y in zip(hops, hops[1:]))
+        self.lanes, routes = route_lanes(topology, index, self.links)
         self.coherence = Coherence(env, topology.coherence, self.sris, self.mcts)
         for i in range(n):
             self.sris[i].xbar = self.mcts[i].xbar = self.xbars[i]
@@ -150,6 +122,14 @@ class System:
                 t.stopped = True
             if not self.all_done.triggered:
                 self.all_done.succeed()
+
+    def observe(self, observer) -> None:
+        """Let ``observer`` (a trace's recorder, :mod:`simnuma.trace`) see the run: it is called where packets,
+        transactions and memory requests move, and only records (the run is the same with or without it)."""
+        self.coherence.observer = observer
+        for component in self.sris + self.mcts + self.link_list:
+            component.observer = observer
+        observer.attach(self)
 
     def exchangeable(self, active: tuple) -> list:
         """Groups (tuples) of the running foreground threads that a symmetry of the run interchanges."""
@@ -455,12 +435,13 @@ _BASELINE_CACHE: dict = {}
 
 
 def simulate(topology, threads, background=(), size_bytes: int = DEFAULT_SIZE_BYTES, mode: str = "steady",
-             seed: int = 1, progress=None, baseline: bool = True) -> Result:
+             seed: int = 1, progress=None, baseline: bool = True, observer=None) -> Result:
     """Run ``threads`` (and ``background`` threads) on ``topology``; return a Result.
 
     ``threads`` and ``background`` are specs in the ``N.C.op.M[@RATE]`` notation
     (strings or :class:`~simnuma.workload.ThreadSpec`).  ``progress``, if given,
-    is called with the fraction of foreground work done.
+    is called with the fraction of foreground work done; ``observer`` (a
+    :class:`simnuma.trace.Recorder`) records the run as it goes.
     """
     topology = load_topology(topology)
     if mode not in MODES:
@@ -476,6 +457,8 @@ def simulate(topology, threads, background=(), size_bytes: int = DEFAULT_SIZE_BY
     wall0 = _time.perf_counter()
     system = System(topology, workload, size_bytes, seed)
     system.extrapolated = None
+    if observer is not None:
+        system.observe(observer)
     if mode == "exact":
         run_exact(system, progress)
     else:
