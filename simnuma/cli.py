@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "simnuma.commands.calibrate",
     "simnuma.commands.reproduce",
     "simnuma.commands.sweep",
+    "simnuma.commands.formats",
 )
 
 

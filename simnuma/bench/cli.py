@@ -143,12 +143,29 @@ def cmd_host(args) -> int:
                          " each mix reaches; drop --memory-bandwidth (or --suite)")
     text = host_topology_yaml(host, name=args.name, memory_bandwidth_GBps=bandwidth,
                               memory_source=args.memory_source, curves=curves, curves_source=source)
+    if args.suite:
+        text += _firmware_report(args.suite, host)
     if args.output:
         write_atomic(args.output, text)
         print(f"wrote {args.output}")
     else:
         sys.stdout.write(text)
     return 0
+
+
+def _firmware_report(folder, host: Host) -> str:
+    """Comment lines for the board (and the same on stderr): where the SLIT and HMAT disagree with the suite."""
+    from .firmware import firmware_disagreements, measured_chase_latencies
+
+    _, reports = read_suite(folder)
+    latencies = measured_chase_latencies(reports)
+    if not latencies or (host.distances is None and not host.hmat):
+        return ""
+    found = firmware_disagreements(host, latencies)
+    head = (f"the firmware's SLIT{' and HMAT' if host.hmat else ''} against the latency chases of {folder}:"
+            + ("" if found else " they agree"))
+    print("note: " + head + "".join(f"\n  {line}" for line in found), file=sys.stderr)
+    return "# " + head + "\n" + "".join(f"#   {line}\n" for line in found)
 
 
 def _suite_curves(folder, host: Host) -> tuple:

@@ -8,6 +8,8 @@ Everything comes from files, so a fixture tree can stand in for ``/sys``:
 - memory: ``MemTotal`` and ``MemFree`` of ``nodeN/meminfo`` (on a one-node
   host read from the real ``/sys``, the larger of that and ``/proc/meminfo``);
 - distances: ``nodeN/distance`` (the firmware's SLIT, 10 = local);
+- the firmware's HMAT, where the kernel exposes it: ``nodeN/access0/initiators/{read,write}_{latency,
+  bandwidth}`` (ns and MB/s from the nearest initiators, the ``nodeX`` links beside them);
 - caches: ``ROOT/devices/system/cpu/cpuX/cache/index*/{level,type,size}`` of the
   first CPU; the last-level cache (one instance: sysfs gives the size of the
   instance the CPU shares with those of its ``shared_cpu_list``) sets the
@@ -66,6 +68,23 @@ class HostNode:
 
 
 @dataclass(frozen=True)
+class HmatEntry:
+    """The HMAT's access class 0 of one memory node: its nearest initiators and what they see (None: not given)."""
+
+    target: int
+    initiators: tuple
+    read_latency_ns: int | None
+    write_latency_ns: int | None
+    read_bandwidth_MBps: int | None
+    write_bandwidth_MBps: int | None
+
+    def to_dict(self) -> dict:
+        return {"target": self.target, "initiators": list(self.initiators), "read_latency_ns": self.read_latency_ns,
+                "write_latency_ns": self.write_latency_ns, "read_bandwidth_MBps": self.read_bandwidth_MBps,
+                "write_bandwidth_MBps": self.write_bandwidth_MBps}
+
+
+@dataclass(frozen=True)
 class Cache:
     level: int
     type: str
@@ -89,6 +108,7 @@ class Host:
     hypervisor: bool = False
     huge_page_bytes: int | None = None  # transparent huge page size (hpage_pmd_size), None when unknown
     thread_siblings: tuple = ()         # groups of CPUs that are hardware threads of one core (where sysfs says)
+    hmat: tuple = ()                    # HmatEntry per memory node whose HMAT access class 0 sysfs exposes
 
     @property
     def node_ids(self) -> tuple:
@@ -127,6 +147,7 @@ class Host:
             "nodes": [{"id": n.id, "cpus": list(n.cpus), "memory_bytes": n.memory_total_bytes,
                        "free_bytes": n.memory_free_bytes} for n in self.nodes],
             "distances": [list(r) for r in self.distances] if self.distances is not None else None,
+            "hmat": [h.to_dict() for h in self.hmat],
             "caches": [{"level": c.level, "type": c.type, "size_bytes": c.size_bytes} for c in self.caches],
             "llc_bytes": self.llc_bytes,
             "transparent_hugepage": self.transparent_hugepage,
@@ -216,6 +237,23 @@ def _read_distances(root: Path, ids: list) -> tuple | None:
             return None
         rows.append(row)
     return tuple(rows)
+
+
+def _read_hmat(root: Path, ids: list) -> tuple:
+    """HmatEntry of each node whose ``access0/initiators`` folder sysfs has (the kernel's HMAT report)."""
+    out = []
+    for node_id in ids:
+        folder = root / f"devices/system/node/node{node_id}/access0/initiators"
+        if not folder.is_dir():
+            continue
+        values = {}
+        for name in ("read_latency", "write_latency", "read_bandwidth", "write_bandwidth"):
+            text = _read(folder / name)
+            values[name] = int(text) if text is not None and text.strip().isdigit() else None
+        initiators = tuple(sorted(int(p.name[4:]) for p in folder.iterdir() if re.fullmatch(r"node\d+", p.name)))
+        out.append(HmatEntry(node_id, initiators, values["read_latency"], values["write_latency"],
+                             values["read_bandwidth"], values["write_bandwidth"]))
+    return tuple(out)
 
 
 def _single_node(root: Path) -> HostNode:
@@ -313,8 +351,9 @@ def discover_host(sysfs_root="/sys") -> Host:
     if ids:
         nodes = [_read_node(root, i) for i in ids]
         distances = _read_distances(root, ids)
+        hmat = _read_hmat(root, ids)
     else:
-        nodes, distances = [_single_node(root)], None
+        nodes, distances, hmat = [_single_node(root)], None, ()
     if len(nodes) == 1 and str(sysfs_root) == "/sys":
         nodes = [_merge_proc_meminfo(nodes[0])]
     first_cpu = next((n.cpus[0] for n in nodes if n.cpus), 0)
@@ -339,6 +378,7 @@ def discover_host(sysfs_root="/sys") -> Host:
         hypervisor=bool(re.search(r"^flags\s*:.*\bhypervisor\b", cpuinfo, re.MULTILINE)),
         huge_page_bytes=_huge_page_bytes(root),
         thread_siblings=_thread_siblings(root, nodes),
+        hmat=hmat,
     )
 
 

@@ -140,6 +140,12 @@ def _header(host: Host) -> list:
         lines.append(f"#   distance_nodes: {list(host.node_ids)}")
         for node_id, row in zip(host.node_ids, host.distances):
             lines.append(f"#   distance[{node_id}]: {list(row)}")
+    if host.hmat:
+        lines.append("# the firmware's HMAT (nodeN/access0/initiators: from the nearest initiators; ns, MB/s):")
+        for h in host.hmat:
+            lines.append(f"#   hmat[{h.target}]: initiators {list(h.initiators)}, read latency {h.read_latency_ns},"
+                         f" write latency {h.write_latency_ns}, read bandwidth {h.read_bandwidth_MBps}, write bandwidth"
+                         f" {h.write_bandwidth_MBps}")
     return lines
 
 

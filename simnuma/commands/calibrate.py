@@ -48,10 +48,14 @@ def register(sub) -> None:
                     " JSON, a parity plot and a bar chart.")
     val.add_argument("board", metavar="TOPO", help="calibrated board YAML (or a bundled board name)")
     val.add_argument("sources", nargs="+", metavar="MEASUREMENTS",
-                     help="benchmark JSON, suite folder or suite.json, or reference dataset (path or name)")
+                     help="benchmark JSON, suite folder or suite.json, reference dataset (path or name), or the output of"
+             " Intel MLC, STREAM or likwid-bench")
     val.add_argument("-o", "--output", metavar="DIR", help="folder for validation.md, .csv, .json and the plots")
     val.add_argument("--jobs", type=int, default=2, metavar="N", help="simulations run in parallel (default 2)")
     val.add_argument("--seed", type=int, default=1, help="random seed of the simulations (default 1)")
+    val.add_argument("--case", metavar="SPEC", dest="tool_case",
+                     help="where a one-thread STREAM or likwid-bench run given as MEASUREMENTS ran (default: core 0 of"
+                          " the first node on its own memory), e.g. 1.0.t.1")
     val.add_argument("--include-untrusted", action="store_true",
                      help="count in the mean and worst error the measurements the benchmark marked untrusted (*);"
                           " by default they are listed but left out of those figures")
@@ -153,7 +157,7 @@ def cmd_validate(args) -> int:
     out = OutputFolder(args.output, "-o") if args.output is not None else None    # checked now, before any simulation
     jobs = _check_jobs(args.jobs)
     topology, text = _board_text(args.board)
-    data = load_measurements(args.sources)
+    data = load_measurements(args.sources, topology, args.tool_case)
     bar = progress(desc="validating (simulations)")
     try:
         report = validate(topology, data, board_text=text, processes=jobs, seed=args.seed, progress=bar.update,

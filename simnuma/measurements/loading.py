@@ -12,15 +12,17 @@ from .reports import _load_suite_dir, _load_suite_index, _set_from_reports
 
 # ------------------------------------------------------------------ loading
 
-def load_measurements(sources) -> MeasurementSet:
+def load_measurements(sources, topology=None, tool_case: str | None = None) -> MeasurementSet:
     """Read every source (paths or dataset names) into one set of one machine.
 
-    Raises CalibrationError when a source cannot be read, when two sources
-    describe different machines, or when a measurement appears twice.
+    With ``topology``, a source that is another tool's output (Intel MLC, STREAM, likwid-bench:
+    :mod:`simnuma.formats.imports`) is read as the reference dataset ``simnuma import`` would write for
+    that board, a one-thread run placed by ``tool_case``.  Raises CalibrationError when a source
+    cannot be read, when two sources describe different machines, or when a measurement appears twice.
     """
     if isinstance(sources, (str, Path)):
         sources = [sources]
-    sets = [load_source(s) for s in sources]
+    sets = [load_source(s, topology, tool_case) for s in sources]
     if not sets:
         raise CalibrationError("no measurement file given")
     first = sets[0]
@@ -39,15 +41,15 @@ def load_measurements(sources) -> MeasurementSet:
     return MeasurementSet(measurements, first.machine, files)
 
 
-def load_source(source) -> MeasurementSet:
-    """One file, folder or dataset name."""
+def load_source(source, topology=None, tool_case: str | None = None) -> MeasurementSet:
+    """One file, folder or dataset name (a tool's output too, given the board: see load_measurements)."""
     text = str(source)
     path = Path(text)
     kind = path_kind(text)
     if kind == "folder":
         return _load_suite_dir(path)
     if kind:     # a file, or something that is not one: reading it says which
-        return _load_file(path, shown(text))
+        return _load_file(path, shown(text), topology, tool_case)
     bundled = resolve_reference(text)
     if bundled is not None:
         content, where = bundled
@@ -57,8 +59,18 @@ def load_source(source) -> MeasurementSet:
                            f" (bundled datasets: {names})")
 
 
-def _load_file(path: Path, shown: str) -> MeasurementSet:
+def _load_file(path: Path, shown: str, topology=None, tool_case: str | None = None) -> MeasurementSet:
     content = _read_text(path, shown)
+    if topology is not None and not content.lstrip().startswith("{"):
+        from ..errors import SpecError
+        from ..formats.imports import detect_tool, reference_yaml
+
+        tool = detect_tool(content)
+        if tool is not None:
+            try:
+                content = reference_yaml(tool, content, topology, path.name, tool_case)
+            except SpecError as exc:
+                raise CalibrationError(f"{shown}: {tool} output: {exc}") from None
     if path.suffix.lower() == ".json" or content.lstrip().startswith("{"):
         data = _parse_json(content, shown)
         kind = data.get("format") if isinstance(data, dict) else None

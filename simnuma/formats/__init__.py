@@ -1,0 +1,1 @@
+"""The ecosystem's formats: MLC-style matrices, exports (SLIT, ACPI, numactl, QEMU, hwloc), imports."""

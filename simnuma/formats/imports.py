@@ -1,0 +1,188 @@
+"""Other tools' measurements as reference datasets that ``simnuma validate`` reads (``simnuma import``).
+
+Each importer reads a tool's text output and writes a ``simnuma-reference/1`` file for a board (the
+one ``simnuma bench host`` wrote for the machine, or any board whose nodes and cores the output
+fits), every measurement with the case simnuma simulates for it.  The tools' conventions:
+
+* **Intel MLC** (``mlc`` with no options, or ``--latency_matrix``, ``--bandwidth_matrix``,
+  ``--loaded_latency``): MB/sec are 10^6 bytes a second; latencies are ns.  The idle latency
+  matrix (row: the node the measuring thread runs on, column: the node its buffer is on) becomes
+  the latency chase ``i.0.l.j``; the bandwidth matrix (every core of node i reading node j,
+  read-only traffic) the memory bandwidth of node j in the case of every core of node i reading
+  it; each loaded-latency line the chase ``0.0.l.0`` beside every other core reading its own
+  node's memory, each at an equal share of the measured bandwidth.
+* **STREAM** (``stream.c``): rates are MB/s of 10^6 bytes, counting 24 bytes a Triad iteration (8 B
+  of ``a`` written, 8 B each of ``b`` and ``c`` read) and not the write-allocate fill of ``a``;
+  simnuma's triad thread counts the same bytes.  The best Triad rate of a one-thread run becomes
+  the bandwidth of the triad thread ``--case`` names (STREAM does not say where it ran).
+* **likwid-bench**: ``MByte/s`` are 10^6 bytes a second, counting the bytes the kernel's loads and
+  stores name (a store kernel's write-allocate fill is not counted).  ``load`` becomes a read
+  thread, ``store`` a write thread and ``stream`` (``a = b + s * c``) a triad thread, one thread,
+  placed by ``--case``.
+"""
+from __future__ import annotations
+
+import re
+
+import yaml
+
+from ..errors import SpecError
+
+__all__ = ["IMPORTS", "detect_tool", "parse_mlc", "parse_stream", "parse_likwid", "reference_yaml"]
+
+IMPORTS = ("mlc", "stream", "likwid")
+_NUMBER = r"[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?"
+
+
+def detect_tool(text: str) -> str | None:
+    """Which tool printed ``text`` (``mlc``, ``stream``, ``likwid``), or None."""
+    head = text[:4000]
+    if "Intel(R) Memory Latency Checker" in head or re.search(r"^Measuring idle latencies", head, re.M):
+        return "mlc"
+    if re.search(r"^STREAM version", head, re.M) or re.search(r"^Triad:\s", text, re.M):
+        return "stream"
+    if "LIKWID MICRO BENCHMARK" in head:
+        return "likwid"
+    return None
+
+
+def _grid_after(lines: list, start: int) -> dict:
+    """``{(row node, column node): value}`` of the MLC grid after line ``start`` ("Numa node" header rows)."""
+    out = {}
+    columns = None
+    for line in lines[start + 1:]:
+        words = line.split()
+        if not words:
+            if columns is not None and out:
+                break
+            continue
+        if words[:2] == ["Numa", "node"] and len(words) > 2 and all(w.isdigit() for w in words[2:]):
+            columns = [int(w) for w in words[2:]]
+            continue
+        if words[:2] == ["Numa", "node"]:
+            continue
+        if columns is None:
+            continue
+        if not words[0].isdigit() or len(words) != len(columns) + 1:
+            break
+        row = int(words[0])
+        for col, value in zip(columns, words[1:]):
+            out[(row, col)] = float(value)
+    return out
+
+
+def parse_mlc(text: str) -> dict:
+    """``{"latency": {(i, j): ns}, "bandwidth": {(i, j): MB/s}, "loaded": [(delay, ns, MB/s)]}`` of MLC's output."""
+    lines = text.splitlines()
+    out: dict = {"latency": {}, "bandwidth": {}, "loaded": []}
+    for k, line in enumerate(lines):
+        low = line.lower()
+        if low.startswith("measuring idle latencies"):
+            out["latency"] = _grid_after(lines, k)
+        elif low.startswith("measuring memory bandwidths between nodes"):
+            out["bandwidth"] = _grid_after(lines, k)
+        elif low.startswith("measuring loaded latencies"):
+            for row in lines[k + 1:]:
+                m = re.match(rf"^\s*(\d+)\s+({_NUMBER})\s+({_NUMBER})\s*$", row)
+                if m:
+                    out["loaded"].append((int(m.group(1)), float(m.group(2)), float(m.group(3))))
+                elif out["loaded"] and not row.strip():
+                    break
+    if not any(out.values()):
+        raise SpecError("no MLC measurement found: expected 'Measuring idle latencies', 'Measuring Memory Bandwidths"
+                        " between nodes' or 'Measuring Loaded Latencies' sections")
+    return out
+
+
+def parse_stream(text: str) -> dict:
+    """``{"threads": n or None, "array_elements": n or None, "best_MBps": {"Triad": ..., ...}}`` of STREAM's output."""
+    best = {}
+    for m in re.finditer(rf"^(Copy|Scale|Add|Triad):\s+({_NUMBER})\s", text, re.M):
+        best[m.group(1)] = float(m.group(2))
+    if "Triad" not in best:
+        raise SpecError("no STREAM result found: expected a line 'Triad:  <best rate MB/s> ...'")
+    threads = (re.search(r"Number of Threads counted\s*=\s*(\d+)", text)       # what ran, else what was asked
+               or re.search(r"Number of Threads requested\s*=\s*(\d+)", text))
+    elements = re.search(r"Array size\s*=\s*(\d+)", text)
+    return {"threads": int(threads.group(1)) if threads else None,
+            "array_elements": int(elements.group(1)) if elements else None, "best_MBps": best}
+
+
+def parse_likwid(text: str) -> dict:
+    """``{"test": name, "threads": n, "MBps": rate}`` of likwid-bench's output."""
+    test = re.search(r"^Test:\s*(\S+)", text, re.M)
+    rate = re.search(rf"^MByte/s:\s*({_NUMBER})", text, re.M)
+    if not test or not rate:
+        raise SpecError("no likwid-bench result found: expected lines 'Test: <kernel>' and 'MByte/s: <rate>'")
+    threads = re.search(r"^Number of threads:\s*(\d+)", text, re.M)
+    return {"test": test.group(1), "threads": int(threads.group(1)) if threads else 1, "MBps": float(rate.group(1))}
+
+
+_LIKWID_OPS = {"load": "r", "store": "w", "stream": "t"}
+
+
+def _measurements_mlc(data: dict, topology) -> list:
+    ids = set(topology.node_ids)
+    out = []
+    for (i, j), ns in sorted(data["latency"].items()):
+        if i in ids and j in ids:
+            out.append({"case": f"{i}.0.l.{j}", "metric": "thread_latency_ns", "thread": f"{i}.0.l.{j}",
+                        "value": f"{ns} ns", "source": "mlc"})
+    for (i, j), mbps in sorted(data["bandwidth"].items()):
+        if i in ids and j in ids:
+            case = " ".join(f"{i}.{c}.r.{j}" for c in range(topology.node(i).cores))
+            out.append({"case": case, "metric": "memory_GBps", "node": j, "value": f"{mbps} MB/s", "source": "mlc"})
+    first = topology.node_ids[0]
+    others = [(n, c) for n in topology.node_ids for c in range(topology.node(n).cores) if (n, c) != (first, 0)]
+    for delay, ns, mbps in data["loaded"]:
+        if not others or mbps <= 0:
+            continue
+        rate = mbps / len(others)
+        background = " ".join(f"{n}.{c}.r.{n}@{rate / 1000:.3f}GB/s" for n, c in others)
+        out.append({"case": f"{first}.0.l.{first} + {background}", "metric": "thread_latency_ns",
+                    "thread": f"{first}.0.l.{first}", "value": f"{ns} ns", "source": "mlc",
+                    "note": f"MLC inject delay {delay}: {mbps} MB/s in all, shared equally by the other cores"})
+    unknown = {n for pair in list(data["latency"]) + list(data["bandwidth"]) for n in pair} - ids
+    if unknown:
+        raise SpecError(f"the MLC output has NUMA nodes {sorted(unknown)} that board {topology.name!r} does not"
+                        f" (nodes {sorted(ids)})")
+    return out
+
+
+def reference_yaml(fmt: str, text: str, topology, source_name: str, case: str | None = None) -> str:
+    """The reference dataset (YAML text) for the output ``text`` of tool ``fmt`` measured on ``topology``'s machine."""
+    from ..case import parse_case
+    from ..workload import Workload
+
+    if fmt == "mlc":
+        measurements = _measurements_mlc(parse_mlc(text), topology)
+        citation = f"Intel Memory Latency Checker output, {source_name}"
+    elif fmt in ("stream", "likwid"):
+        if fmt == "stream":
+            data = parse_stream(text)
+            threads, rate, op = data["threads"], data["best_MBps"]["Triad"], "t"
+            citation = f"STREAM output (best Triad rate), {source_name}"
+        else:
+            data = parse_likwid(text)
+            if data["test"] not in _LIKWID_OPS:
+                raise SpecError(f"likwid-bench test {data['test']!r}: simnuma simulates "
+                                f"{', '.join(_LIKWID_OPS)} (read, write, STREAM triad)")
+            threads, rate, op = data["threads"], data["MBps"], _LIKWID_OPS[data["test"]]
+            citation = f"likwid-bench -t {data['test']} output, {source_name}"
+        if threads not in (None, 1):
+            raise SpecError(f"the run used {threads} threads; simnuma imports one-thread runs, each placed by --case")
+        spec = case or f"{topology.node_ids[0]}.0.{op}.{topology.node_ids[0]}"
+        parsed = parse_case(spec)
+        if len(parsed.threads) != 1 or parsed.background or parsed.specs[0].op != op:
+            raise SpecError(f"--case {spec!r}: expected one thread N.C.{op}.M (where the {fmt} run ran)")
+        measurements = [{"case": spec, "metric": "thread_GBps", "thread": parsed.threads[0], "value": f"{rate} MB/s",
+                         "source": fmt}]
+    else:
+        raise SpecError(f"unknown format {fmt!r}; expected one of {', '.join(IMPORTS)}")
+    for m in measurements:     # every case must run on the board
+        c = parse_case(m["case"]).placed(topology)
+        Workload.build(c.threads, c.background).check(topology)
+    doc = {"format": "simnuma-reference/1", "name": re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{fmt}-{source_name}")[:60],
+           "board": topology.name, "description": f"{citation}, imported by simnuma import {fmt}",
+           "sources": {fmt: citation}, "measurements": measurements}
+    return yaml.safe_dump(doc, sort_keys=False, width=120)

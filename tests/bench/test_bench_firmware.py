@@ -1,0 +1,52 @@
+"""The firmware's SLIT and HMAT, read from sysfs trees, written into the host's board and checked against chases."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from simnuma.bench.firmware import firmware_disagreements, measured_chase_latencies
+from simnuma.bench.host import discover_host
+from simnuma.bench.skeleton import host_topology_yaml
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def _with_hmat(tmp_path) -> Path:
+    """The two-node fixture with an HMAT: node 0's memory as seen from node 0, node 1's from node 1."""
+    root = tmp_path / "sys"
+    shutil.copytree(FIXTURES / "two_node" / "sys", root)
+    for node, latency, bandwidth in ((0, 90, 20000), (1, 95, 19000)):
+        folder = root / f"devices/system/node/node{node}/access0/initiators"
+        (folder / f"node{node}").mkdir(parents=True)     # a link to the initiator's node in a real sysfs
+        (folder / "read_latency").write_text(f"{latency}\n")
+        (folder / "write_latency").write_text(f"{latency + 10}\n")
+        (folder / "read_bandwidth").write_text(f"{bandwidth}\n")
+        (folder / "write_bandwidth").write_text(f"{bandwidth // 2}\n")
+    return root
+
+
+def test_the_hmat_is_read_where_the_kernel_exposes_it(tmp_path):
+    assert discover_host(str(FIXTURES / "two_node" / "sys")).hmat == ()
+    host = discover_host(str(_with_hmat(tmp_path)))
+    assert [(h.target, h.initiators, h.read_latency_ns, h.write_bandwidth_MBps) for h in host.hmat] == [
+        (0, (0,), 90, 10000), (1, (1,), 95, 9500)]
+    assert host.to_dict()["hmat"][0]["read_bandwidth_MBps"] == 20000
+    board = host_topology_yaml(host)
+    assert "# the firmware's HMAT" in board and "hmat[1]: initiators [1], read latency 95" in board
+
+
+def _chase(node, mem, ns) -> tuple:
+    return (f"{node}.0.l.{mem}", {"threads": [{"spec": f"{node}.0.l.{mem}", "role": "foreground",
+                                               "ns_per_access": {"median": ns}}]})
+
+
+def test_disagreements_between_the_firmware_and_the_chases(tmp_path):
+    host = discover_host(str(_with_hmat(tmp_path)))
+    slit = host.distances
+    assert slit[0][0] == 10 and slit[0][1] > 10
+    agreeing = measured_chase_latencies([_chase(0, 0, 92.0), _chase(0, 1, 92.0 * slit[0][1] / 10), _chase(1, 1, 97.0)])
+    assert firmware_disagreements(host, agreeing) == []
+    found = firmware_disagreements(host, measured_chase_latencies(
+        [_chase(0, 0, 92.0), _chase(0, 1, 400.0), _chase(1, 1, 200.0)]))
+    assert any(line.startswith("SLIT says node 0 reaches node 1's memory") for line in found)
+    assert any("HMAT says node 1 reads node 1's memory in 95 ns; the chase measured 200 ns" in line for line in found)

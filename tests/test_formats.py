@@ -1,0 +1,123 @@
+"""MLC-style matrices and the exports, checked by the tools that read them where they are installed."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from simnuma import load_topology
+from simnuma.cli import main
+from simnuma.formats.export import export, slit_distances
+from simnuma.formats.matrix import compute_matrices, matrices_csv, mlc_text
+
+DUAL = load_topology("dual")
+QUARTET = load_topology("quartet")
+
+
+@pytest.fixture(scope="module")
+def dual(tmp_path_factory):
+    return compute_matrices(DUAL, 2, tmp_path_factory.mktemp("cache"))
+
+
+@pytest.fixture(scope="module")
+def quartet(tmp_path_factory):
+    return compute_matrices(QUARTET, 2, tmp_path_factory.mktemp("cache"), parts=("latency", "bandwidth"))
+
+
+def test_the_matrices_say_what_distance_costs(dual, quartet):
+    assert dual.latency_ns[0][0] < dual.latency_ns[0][1] and dual.latency_ns[1][1] < dual.latency_ns[1][0]
+    assert dual.node_bandwidth_GBps[0][0] > dual.node_bandwidth_GBps[0][1]
+    hops = QUARTET.hop_matrix()
+    for i in range(4):
+        for j in range(4):
+            for k in range(4):
+                if hops[i][j] < hops[i][k]:
+                    assert quartet.latency_ns[i][j] < quartet.latency_ns[i][k]
+    for points in dual.loaded.values():     # more load, more bandwidth on the memory and a slower chase
+        assert [bw for _, bw, _ in points] == sorted(bw for _, bw, _ in points)
+        assert points[-1][2] > 2 * points[0][2]
+
+
+def test_mlc_layout_and_csv(dual):
+    text = mlc_text(dual)
+    assert "Measuring idle latencies (in ns)..." in text and "Numa node" in text
+    rows = [line.split("\t") for line in text.splitlines() if line.startswith("      0\t")]
+    assert float(rows[0][-2]) == pytest.approx(dual.latency_ns[0][0], abs=0.06)
+    csv_rows = matrices_csv(dual).splitlines()
+    assert csv_rows[0] == "measurement,from_node,to_node,rate_per_core_GBps,value,unit"
+    assert len(csv_rows) == 1 + 3 * 4 + 2 * 2 * 6
+
+
+def test_slit_is_firmware_like(quartet):
+    dist = slit_distances(quartet)
+    hops = QUARTET.hop_matrix()
+    for i in range(4):
+        assert dist[i][i] == 10
+        for j in range(4):
+            if i != j:
+                assert 11 <= dist[i][j] <= 254
+                assert (dist[i][j] > 12) == (hops[i][j] == 2)   # one hop 12, two hops 15 on the Quartet
+    assert dist == [list(r) for r in zip(*dist)]               # the square is symmetric
+
+
+def test_numactl_hardware_layout(quartet):
+    text = export("numactl", QUARTET, quartet, 2048)
+    assert text.startswith("available: 4 nodes (0-3)\nnode 0 cpus: 0 1\nnode 0 size: 2048 MB\n")
+    assert "node distances:\nnode    0   1   2   3\n  0:   10  12  12  15\n" in text
+
+
+@pytest.mark.skipif(shutil.which("iasl") is None, reason="iasl (Debian acpica-tools) is not installed")
+def test_iasl_compiles_the_acpi_slit(quartet, tmp_path):
+    source = tmp_path / "slit.dsl"
+    source.write_text(export("acpi", QUARTET, quartet))
+    run = subprocess.run(["iasl", str(source)], capture_output=True, text=True, cwd=tmp_path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    table = (tmp_path / "slit.aml").read_bytes()
+    assert table[:4] == b"SLIT" and len(table) == 44 + 16 and sum(table) % 256 == 0
+    assert list(table[44:48]) == slit_distances(quartet)[0]
+
+
+@pytest.mark.skipif(shutil.which("lstopo-no-graphics") is None and shutil.which("lstopo") is None,
+                    reason="hwloc's lstopo (Debian hwloc-nox) is not installed")
+def test_lstopo_reads_the_hwloc_xml(quartet, tmp_path):
+    lstopo = shutil.which("lstopo-no-graphics") or shutil.which("lstopo")
+    xml = tmp_path / "quartet.xml"
+    xml.write_text(export("hwloc", QUARTET, quartet, 2048))
+    shown = subprocess.run([lstopo, "--input", str(xml), "--distances"], capture_output=True, text=True)
+    assert shown.returncode == 0, shown.stderr
+    assert "NUMALatency" in shown.stdout and "    0    10    12    12    15" in shown.stdout
+    attrs = subprocess.run([lstopo, "--input", str(xml), "--memattrs"], capture_output=True, text=True)
+    assert attrs.returncode == 0 and "name `Bandwidth'" in attrs.stdout and "name `Latency'" in attrs.stdout
+    latency_00 = round(quartet.latency_ns[0][0])
+    assert f"NUMANode L#0 = {latency_00} from cpuset 0x00000003" in attrs.stdout
+
+
+@pytest.mark.skipif(shutil.which("qemu-system-x86_64") is None,
+                    reason="qemu-system-x86_64 (Debian qemu-system-x86) is not installed")
+def test_qemu_takes_the_numa_options(quartet):
+    options = " ".join(line for line in export("qemu", QUARTET, quartet, 256).splitlines()
+                       if not line.startswith("#")).split()
+    command = ["qemu-system-x86_64", *options, "-nodefaults", "-display", "none", "-S", "-no-user-config",
+               "-accel", "tcg", "-monitor", "none", "-serial", "none"]
+    try:
+        run = subprocess.run(command, capture_output=True, text=True, timeout=5)
+    except subprocess.TimeoutExpired:
+        return   # the machine was built and waits, paused: every option was taken
+    pytest.fail(f"qemu refused the options (exit {run.returncode}): {run.stderr.strip()}")
+
+
+def test_the_commands(tmp_path, capsys):
+    assert main(["matrix", "dual", "--json", "--csv", str(tmp_path / "m.csv"), "--cache", str(tmp_path / "c")]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["board"] == "dual" and len(data["idle_latency_ns"]) == 2 and data["board_hash"]
+    assert (tmp_path / "m.csv").read_text().startswith("measurement,")
+    assert main(["export", "slit", "dual", "--cache", str(tmp_path / "c"), "-o", str(tmp_path / "s.txt")]) == 0
+    assert "   0   10  " in (tmp_path / "s.txt").read_text()
+    assert main(["export", "numactl", "dual", "--memory", "lots"]) == 2
+    assert "--memory: expected a size" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:   # argparse refuses an unknown format in one line
+        main(["export", "nope", "dual"])
+    assert exit_info.value.code == 2
+    assert "invalid choice: 'nope'" in capsys.readouterr().err

@@ -1,0 +1,97 @@
+"""Other tools' output as reference datasets: MLC, STREAM and likwid-bench, validated against a board."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from simnuma import load_topology
+from simnuma.cli import main
+from simnuma.errors import SpecError
+from simnuma.formats.imports import parse_likwid, parse_mlc, parse_stream, reference_yaml
+from simnuma.measurements import load_measurements
+
+TOOLS = Path(__file__).resolve().parent / "fixtures" / "tools"
+DUAL = load_topology("dual")
+
+
+def test_mlc_sections():
+    data = parse_mlc((TOOLS / "mlc-dual.txt").read_text())
+    assert data["latency"] == {(0, 0): 101.4, (0, 1): 136.9, (1, 0): 137.2, (1, 1): 101.1}
+    assert data["bandwidth"][(0, 1)] == 2533.8
+    assert data["loaded"][0] == (0, 312.45, 7987.1) and len(data["loaded"]) == 5
+
+
+def test_stream_and_likwid():
+    stream = parse_stream((TOOLS / "stream-1thread.txt").read_text())
+    assert stream == {"threads": 1, "array_elements": 10_000_000,
+                      "best_MBps": {"Copy": 4412.7, "Scale": 4351.6, "Add": 4719.6, "Triad": 4693.9}}
+    assert parse_likwid((TOOLS / "likwid-load.txt").read_text()) == {"test": "load", "threads": 1, "MBps": 15847.73}
+
+
+def test_an_mlc_import_is_a_dataset_validate_reads(tmp_path):
+    text = reference_yaml("mlc", (TOOLS / "mlc-dual.txt").read_text(), DUAL, "mlc-dual.txt")
+    doc = yaml.safe_load(text)
+    assert doc["board"] == "dual" and doc["format"] == "simnuma-reference/1"
+    cases = [m["case"] for m in doc["measurements"]]
+    assert "0.0.l.1" in cases and "0.0.r.1 0.1.r.1" in cases
+    assert "0.0.l.0 + 0.1.r.0@2.662GB/s 1.0.r.1@2.662GB/s 1.1.r.1@2.662GB/s" in cases   # 7987.1 MB/s, 3 cores
+    path = tmp_path / "mlc.yaml"
+    path.write_text(text)
+    measured = load_measurements([str(path)])
+    assert len(measured.measurements) == 4 + 4 + 5
+    latency = next(m for m in measured.measurements if m.case.name == "1.0.l.0")
+    assert latency.value == pytest.approx(137.2)
+
+
+@pytest.mark.parametrize("fmt,file,case,value", [
+    ("stream", "stream-1thread.txt", "1.0.t.1", 4.6939),
+    ("likwid", "likwid-load.txt", "0.0.r.0", 15.84773),
+])
+def test_one_thread_runs(tmp_path, fmt, file, case, value):
+    text = reference_yaml(fmt, (TOOLS / file).read_text(), DUAL, file, case)
+    path = tmp_path / "r.yaml"
+    path.write_text(text)
+    (m,) = load_measurements([str(path)]).measurements
+    assert m.case.name == case and m.metric == "thread_GBps" and m.value == pytest.approx(value)
+
+
+@pytest.mark.parametrize("fmt,text,case,message", [
+    ("mlc", "nothing here", None, "no MLC measurement found"),
+    ("stream", "Copy: 1.0 2 3 4\n", None, "no STREAM result found"),
+    ("stream", (TOOLS / "stream-1thread.txt").read_text().replace("counted = 1", "counted = 8"), None,
+     "the run used 8 threads"),
+    ("stream", (TOOLS / "stream-1thread.txt").read_text(), "0.0.r.0", "expected one thread N.C.t.M"),
+    ("likwid", "Test: copy\nMByte/s: 5\n", None, "likwid-bench test 'copy'"),
+    ("mlc", (TOOLS / "mlc-dual.txt").read_text().replace("       1\t 137.2", "       7\t 137.2"), None,
+     "NUMA nodes [7]"),
+])
+def test_what_cannot_be_imported_says_why(fmt, text, case, message):
+    with pytest.raises(SpecError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        reference_yaml(fmt, text, DUAL, "x.txt", case)
+
+
+def test_import_then_validate_from_the_command_line(tmp_path, capsys):
+    out = tmp_path / "stream.yaml"
+    assert main(["import", "stream", str(TOOLS / "stream-1thread.txt"), "--board", "dual", "--case", "0.0.t.0",
+                 "-o", str(out)]) == 0
+    assert "1 measurements of board dual" in capsys.readouterr().out
+    assert main(["validate", "dual", str(out), "--jobs", "1", "-o", str(tmp_path / "v")]) == 0
+    assert "0.0.t.0" in capsys.readouterr().out
+    assert main(["import", "mlc", str(tmp_path / "missing.txt"), "--board", "dual", "-o", str(tmp_path / "m.yaml")]) == 2
+    assert "cannot read" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("board,fixture,extra,measured", [
+    ("quartet", "mlc-4node.txt", [], "1.0.l.2"),
+    ("quartet", "stream-1thread.txt", [], "0.0.t.0"),
+    ("x6440", "stream-x6440-cpu1.txt", ["--case", "1.0.t.1"], None),
+])
+def test_a_tool_output_validates_against_a_calibrated_board_in_one_command(capsys, board, fixture, extra, measured):
+    code = main(["validate", board, str(TOOLS / fixture), "--jobs", "2", *extra])
+    captured = capsys.readouterr()
+    if measured is None:      # the X6440 was calibrated on this very measurement: nothing is left to predict
+        assert code == 2 and "was used to calibrate board 'x6440'; nothing is left to validate" in captured.err
+    else:
+        assert code == 0 and measured in captured.out and "mean" in captured.out
