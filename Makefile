@@ -28,6 +28,7 @@ bench: $(VENV)/.installed
 	$(PY) benchmarks/run.py --calibration
 	$(PY) benchmarks/reproduce.py
 	$(PY) benchmarks/sweeps.py
+	$(PY) benchmarks/formats.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis .simnuma-cache

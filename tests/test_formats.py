@@ -46,7 +46,7 @@ def test_mlc_layout_and_csv(dual):
     rows = [line.split("\t") for line in text.splitlines() if line.startswith("      0\t")]
     assert float(rows[0][-2]) == pytest.approx(dual.latency_ns[0][0], abs=0.06)
     csv_rows = matrices_csv(dual).splitlines()
-    assert csv_rows[0] == "measurement,from_node,to_node,rate_per_core_GBps,value,unit"
+    assert csv_rows[0] == "measurement,from_node,to_node,offered_share_of_peak,value,unit"
     assert len(csv_rows) == 1 + 3 * 4 + 2 * 2 * 6
 
 

@@ -8,8 +8,13 @@ All from simulations through the one runner and its cache (steady mode, 64 MiB a
 * **bandwidth** (GB/s): one streaming reader ``i.0.r.j``, and every core of node ``i`` reading node
   ``j`` at once (MLC's ``--bandwidth_matrix`` loads all of a node's cores);
 * **loaded latency**, per memory node ``j``: the chase ``j.0.l.j`` beside a reader of node ``j`` on
-  every other core of the board, each paced at a rate (MLC's ``--loaded_latency`` injection delays),
-  from idle to unthrottled: the node's memory bandwidth and the chase's latency at each point.
+  every other core of the board, each a load generator paced to an equal share of an offered load
+  of 0.1 to 1.5 times the node's memory peak (MLC's ``--loaded_latency`` varies an injection delay
+  from idle to saturation): the node's memory bandwidth and the chase's latency at each point.  A
+  curve ends at its first point past saturation (the chase ten times slower than at the lightest
+  load): beyond it the memory gives no more and the latency only grows with the queues.
+  Nodes that a symmetry of the board interchanges (a relabelling that keeps every node's and link's
+  parameters and every route) have the same curve: it is simulated once, on the lowest of them.
 """
 from __future__ import annotations
 
@@ -20,9 +25,9 @@ from dataclasses import dataclass
 from ..case import explicit_case
 from ..runner import Job, ResultCache, Runner, board_hash
 
-__all__ = ["Matrices", "LOAD_RATES_GBps", "compute_matrices", "mlc_text", "matrices_csv", "write_heatmap"]
+__all__ = ["Matrices", "LOAD_SHARES", "node_orbits", "memory_peak_GBps", "compute_matrices", "mlc_text", "matrices_csv", "write_heatmap"]
 
-LOAD_RATES_GBps = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)   # demand of each loading core (a load generator)
+LOAD_SHARES = (0.1, 0.25, 0.5, 0.75, 1.0, 1.5)   # offered load, as a share of the node's memory peak
 SIZE_BYTES = 64 << 20
 
 
@@ -34,7 +39,7 @@ class Matrices:
     latency_ns: list          # [i][j]
     bandwidth_GBps: list      # one reader [i][j]
     node_bandwidth_GBps: list  # every core of node i reading node j
-    loaded: dict              # node j -> [(rate per core GB/s or None, memory GB/s, latency ns)]
+    loaded: dict              # node j -> [(offered load as a share of its peak, memory GB/s, latency ns)]
     seed: int
     version: str
 
@@ -43,11 +48,57 @@ class Matrices:
                 "version": self.version, "units": {"latency": "ns", "bandwidth": "GB/s (10^9 B/s)"},
                 "idle_latency_ns": self.latency_ns, "bandwidth_GBps": {"one_reader": self.bandwidth_GBps,
                                                                       "all_cores": self.node_bandwidth_GBps},
-                "loaded_latency": {str(j): [{"rate_per_core_GBps": r, "memory_GBps": bw, "latency_ns": lat}
+                "loaded_latency": {str(j): [{"offered_share_of_peak": r, "memory_GBps": bw, "latency_ns": lat}
                                             for r, bw, lat in pts] for j, pts in self.loaded.items()}}
 
 
 PARTS = ("latency", "bandwidth", "loaded")
+MOST_SYMMETRIES = 5000   # relabellings of the board examined for nodes with the same loaded-latency curve
+
+
+SATURATED = 10.0   # a chase this many times slower than at the lightest load: the memory is past saturation
+
+
+def _chase_ns(result: dict) -> float:
+    return next(t for t in result["threads"] if t["role"] == "foreground")["latency_ns"]["mean"]
+
+
+def memory_peak_GBps(node) -> float:
+    """A node's memory peak: its DRAM's (channels x width x transfers), a FIFO memory's bandwidth, or the
+    most a measured curve reached."""
+    if node.memory_model == "dram" and node.dram is not None:
+        return node.dram.peak_GBps
+    if node.memory_model == "curve" and node.curves:
+        return max(c.max_GBps for c in node.curves)
+    return node.memory_bandwidth_GBps or 1.0
+
+
+def node_orbits(topology) -> dict:
+    """``{node: the lowest node a symmetry of the board maps it to}``."""
+    import networkx as nx
+    from networkx.algorithms.isomorphism import GraphMatcher
+
+    from ..model.symmetry import _preserves_board
+
+    g = nx.Graph()
+    g.add_nodes_from(topology.node_ids)
+    g.add_edges_from((link.a, link.b) for link in topology.links)
+    rep = {n: n for n in topology.node_ids}
+    for k, sigma in enumerate(GraphMatcher(g, g).isomorphisms_iter()):
+        if k >= MOST_SYMMETRIES:
+            break
+        if _preserves_board(topology, sigma):
+            for a, b in sigma.items():
+                low = min(rep[a], rep[b])
+                rep[a] = rep[b] = low
+    changed = True
+    while changed:          # every node to the lowest of its orbit
+        changed = False
+        for n in rep:
+            if rep[rep[n]] != rep[n]:
+                rep[n] = rep[rep[n]]
+                changed = True
+    return rep
 
 
 def _cases(topology, parts=PARTS) -> dict:
@@ -60,15 +111,20 @@ def _cases(topology, parts=PARTS) -> dict:
             if "bandwidth" in parts:
                 cases[("one", i, j)] = explicit_case([f"{i}.0.r.{j}"])
                 cases[("all", i, j)] = explicit_case([f"{i}.{c}.r.{j}" for c in range(cores)])
+    orbit = node_orbits(topology) if "loaded" in parts else {}
     for j in ids if "loaded" in parts else ():
+        if orbit[j] != j:
+            continue      # simulated on the lowest node of its orbit
         loaders = [(n, c) for n in ids for c in range(topology.node(n).cores) if (n, c) != (j, 0)]
-        for rate in LOAD_RATES_GBps:
-            suffix = f"@{rate}GB/s" if rate else ""
-            cases[("loaded", j, rate)] = explicit_case([f"{j}.0.l.{j}"], [f"{n}.{c}.r.{j}{suffix}" for n, c in loaders])
+        for share in LOAD_SHARES if loaders else ():
+            rate = round(share * memory_peak_GBps(topology.node(j)) / len(loaders), 4)
+            cases[("loaded", j, share)] = explicit_case([f"{j}.0.l.{j}"],
+                                                        [f"{n}.{c}.r.{j}@{rate}GB/s" for n, c in loaders])
     return cases
 
 
 def count_jobs(topology, parts=PARTS) -> int:
+    """The simulations :func:`compute_matrices` runs at most (a curve that saturates early runs fewer)."""
     return len(_cases(topology, parts))
 
 
@@ -81,8 +137,18 @@ def compute_matrices(topology, workers: int = 1, cache_dir=None, seed: int = 1, 
     cases = _cases(topology, parts)
     digest = board_hash(topology)
     jobs = {key: Job(topology, case, SIZE_BYTES, "steady", seed, board=digest) for key, case in cases.items()}
+    results: dict = {}
     with Runner(workers, ResultCache(cache_dir)) as runner:
-        results = runner.run(jobs.values(), on_done)
+        # the loaded points share by share, each node's curve ending at its first saturated point
+        # (a chase behind a memory past saturation is slow to simulate and says nothing new)
+        first = [job for key, job in jobs.items() if key[0] != "loaded" or key[2] == LOAD_SHARES[0]]
+        results.update(runner.run(first, on_done))
+        idle = {key[1]: _chase_ns(results[job.key]) for key, job in jobs.items()
+                if key[0] == "loaded" and key[2] == LOAD_SHARES[0]}
+        running = set(idle)
+        for before, share in zip(LOAD_SHARES, LOAD_SHARES[1:]):
+            running = {j for j in running if _chase_ns(results[jobs[("loaded", j, before)].key]) < SATURATED * idle[j]}
+            results.update(runner.run([jobs[("loaded", j, share)] for j in sorted(running)], on_done))
     ids = topology.node_ids
 
     def fg(key) -> list:
@@ -94,12 +160,16 @@ def compute_matrices(topology, workers: int = 1, cache_dir=None, seed: int = 1, 
         one = [[fg(("one", i, j))[0]["bandwidth_GBps"] for j in ids] for i in ids]
         every = [[sum(t["bandwidth_GBps"] for t in fg(("all", i, j))) for j in ids] for i in ids]
     loaded = {}
+    orbit = node_orbits(topology) if "loaded" in parts else {}
     for j in ids if "loaded" in parts else ():
         points = []
-        for rate in LOAD_RATES_GBps:
-            r = results[jobs[("loaded", j, rate)].key]
-            memory = next(m for m in r["memory"] if m["node"] == j)
-            points.append((rate, memory["bandwidth_GBps"], fg(("loaded", j, rate))[0]["latency_ns"]["mean"]))
+        for share in LOAD_SHARES:
+            key = ("loaded", orbit[j], share)
+            if key not in jobs or jobs[key].key not in results:
+                continue     # a node alone on its board, or past its saturated point
+            r = results[jobs[key].key]
+            memory = next(m for m in r["memory"] if m["node"] == orbit[j])
+            points.append((share, memory["bandwidth_GBps"], fg(key)[0]["latency_ns"]["mean"]))
         loaded[j] = points
     return Matrices(topology.name, digest, tuple(ids), latency, one, every, loaded, seed, __version__)
 
@@ -125,26 +195,25 @@ def mlc_text(m: Matrices) -> str:
         return "\n".join(lines) + "\n"
     lines.append("Measuring loaded latencies for the system (chase on core 0 of the node, a reader of the node's"
                  " memory on every other core)")
-    lines.append("Memory node\tRate per core\tLatency (ns)\tBandwidth (GB/s)")
+    lines.append("Memory node\tOffered (x peak)\tLatency (ns)\tBandwidth (GB/s)")
     for j, points in m.loaded.items():
-        for rate, bw, lat in points:
-            lines.append(f"{j:>11}\t{('unthrottled' if rate is None else f'{rate:g} GB/s'):>13}\t{lat:12.1f}\t{bw:16.2f}")
+        for share, bw, lat in points:
+            lines.append(f"{j:>11}\t{share:>16g}\t{lat:12.1f}\t{bw:16.2f}")
     return "\n".join(lines) + "\n"
 
 
 def matrices_csv(m: Matrices) -> str:
-    """Long form: ``measurement,from_node,to_node,rate_per_core_GBps,value,unit``."""
-    rows = ["measurement,from_node,to_node,rate_per_core_GBps,value,unit"]
+    """Long form: ``measurement,from_node,to_node,offered_share_of_peak,value,unit``."""
+    rows = ["measurement,from_node,to_node,offered_share_of_peak,value,unit"]
     for name, values, unit in (("idle_latency", m.latency_ns, "ns"), ("bandwidth_one_reader", m.bandwidth_GBps, "GB/s"),
                                ("bandwidth_all_cores", m.node_bandwidth_GBps, "GB/s")):
         for i, row in zip(m.nodes, values):
             for j, v in zip(m.nodes, row):
                 rows.append(f"{name},{i},{j},,{v:.6g},{unit}")
     for j, points in m.loaded.items():
-        for rate, bw, lat in points:
-            r = "" if rate is None else f"{rate:g}"
-            rows.append(f"loaded_latency,,{j},{r},{lat:.6g},ns")
-            rows.append(f"loaded_bandwidth,,{j},{r},{bw:.6g},GB/s")
+        for share, bw, lat in points:
+            rows.append(f"loaded_latency,,{j},{share:g},{lat:.6g},ns")
+            rows.append(f"loaded_bandwidth,,{j},{share:g},{bw:.6g},GB/s")
     return "\n".join(rows) + "\n"
 
 
