@@ -102,6 +102,17 @@ def parse_size_bytes(text: object) -> int:
     return int(parse_quantity(text, "size"))
 
 
+def parse_array_bytes(text: object) -> int:
+    """An array size per thread (``64MiB``, ``64 MiB``): at least one line, at most MOST_ARRAY_BYTES; UnitError
+    saying what is expected otherwise."""
+    size = parse_size_bytes(str(text).replace(" ", ""))
+    if size < LINE_BYTES:
+        raise UnitError(f"an array needs at least one {LINE_BYTES} B line, got {text!r}")
+    if size > MOST_ARRAY_BYTES:
+        raise UnitError(f"an array is at most 1024 TiB per thread, got {text!r}")
+    return size
+
+
 def parse_bandwidth_GBps(text: object) -> float:
     """``"4 GB/s"`` -> 4.0 (bytes per nanosecond, i.e. GB/s with GB = 10^9 B)."""
     return parse_quantity(text, "bandwidth")

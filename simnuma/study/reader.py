@@ -11,7 +11,7 @@ from .. import bundled
 from ..case import SUBSCRIPTIONS, _parse_load, parse_case
 from ..errors import SimnumaError, SpecError, StudyError, closest, shown
 from ..topology.loading import load_topology_near
-from ..units import MOST_ARRAY_BYTES, UnitError, parse_size_bytes
+from ..units import UnitError, parse_array_bytes
 from ..workload import MODEL_OPS, Workload
 from ..fileio import UnreadableInput, path_kind, read_input
 from ..yamlsrc import load_yaml
@@ -153,15 +153,10 @@ class _StudyReader:
         if "size" not in data:
             return DEFAULT_SIZE_BYTES
         try:
-            size = parse_size_bytes(str(data["size"]))
+            return parse_array_bytes(data["size"])
         except UnitError as exc:
             self.err(("size",), str(exc))
             return DEFAULT_SIZE_BYTES
-        if size < 64:
-            self.err(("size",), f"an array needs at least one 64 B line, got {data['size']!r}")
-        elif size > MOST_ARRAY_BYTES:
-            self.err(("size",), f"an array is at most 1024 TiB per thread, got {data['size']!r}")
-        return size
 
     def plot(self, data) -> str:
         kind = data.get("plot", "bars")

@@ -28,9 +28,10 @@ from ..errors import SimnumaError, StudyError, closest, shown
 from ..fileio import UnreadableInput, read_input
 from ..topology import load_topology
 from ..topology.loading import load_topology_near
-from ..units import MOST_ARRAY_BYTES, UnitError, parse_size_bytes
+from ..units import UnitError, parse_array_bytes
 from ..workload import MODEL_OPS, Workload
 from ..yamlsrc import load_yaml
+from ..study.notation import _NAME
 from ..model.system import DEFAULT_SIZE_BYTES
 from .spec import AGGREGATES, CASE_METRICS, SET_NAMES, SWEEP_FORMAT, BoardEntry, CaseSet, Sweep
 from .wirings import TooManyWirings, named_wirings, wiring_board, wirings
@@ -140,10 +141,8 @@ class _SweepReader:
         return " ".join(value.split()) if isinstance(value, str) else default
 
     def name(self, data) -> str:
-        import re
-
         name = data.get("name")
-        if not isinstance(name, str) or not re.match(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", name):
+        if not isinstance(name, str) or not _NAME.match(name):
             self.err(("name",) if "name" in data else (), "expected a sweep name of letters, digits, '_', '.' and"
                                                           f" '-', got {name!r}")
             return "sweep"
@@ -153,13 +152,10 @@ class _SweepReader:
         if "size" not in data:
             return DEFAULT_SIZE_BYTES
         try:
-            size = parse_size_bytes(str(data["size"]).replace(" ", ""))
+            return parse_array_bytes(data["size"])
         except UnitError as exc:
             self.err(("size",), str(exc))
             return DEFAULT_SIZE_BYTES
-        if not 64 <= size <= MOST_ARRAY_BYTES:
-            self.err(("size",), f"expected an array of 64 B to 1024 TiB per thread, got {data['size']!r}")
-        return size
 
     def seed(self, data) -> int:
         seed = data.get("seed", 1)
