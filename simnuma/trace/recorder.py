@@ -154,35 +154,38 @@ class Recorder:
         if rec is not None and pkt.kind == "read_resp":
             rec.data_in = self._time()
 
+    # -- waits: a packet arrives where it may wait, and is later taken on
+    def _arrived(self, where: tuple, pkt) -> None:
+        if self._record(pkt) is not None:
+            self._arrive[(where, pkt)] = self._time()
+
+    def _waited(self, where: tuple, pkt, track: tuple, name: str):
+        """The record of ``pkt``'s transaction (None: not followed), its wait at ``where`` added as a slice."""
+        rec = self._record(pkt)
+        if rec is not None:
+            now = self._time()
+            since = self._arrive.pop((where, pkt), now)
+            if now > since:
+                self.slices.append(Slice(track, name, since, now, rec.id))
+        return rec
+
     # -- the SRI
     def sri_inject(self, sri, pkt) -> None:
-        if self._record(pkt) is not None:
-            self._arrive[(sri.node_id, "sri", pkt)] = self._time()
+        self._arrived((sri.node_id, "sri"), pkt)
 
     def sri_enter(self, sri, pkt) -> None:
-        rec = self._record(pkt)
-        if rec is None:
-            return
-        now = self._time()
-        since = self._arrive.pop((sri.node_id, "sri", pkt), now)
-        if now > since:
-            self.slices.append(Slice(("node", sri.node_id, "SRI"), f"{pkt.kind} waits", since, now, rec.id))
-        if pkt.kind == "read_req":
-            rec.req_sent = now
+        rec = self._waited((sri.node_id, "sri"), pkt, ("node", sri.node_id, "SRI"), f"{pkt.kind} waits")
+        if rec is not None and pkt.kind == "read_req":
+            rec.req_sent = self._time()
 
     def probe_arrive(self, sri, pkt) -> None:
-        if self._record(pkt) is not None:
-            self._arrive[(sri.node_id, "probe", pkt)] = self._time()
+        self._arrived((sri.node_id, "probe"), pkt)
 
     def probe_lookup(self, sri, pkt) -> None:
-        rec = self._record(pkt)
-        if rec is None:
-            return
-        now = self._time()
-        since = self._arrive.pop((sri.node_id, "probe", pkt), now)
-        if now > since:
-            self.slices.append(Slice(("node", sri.node_id, "SRI"), "probe waits", since, now, rec.id))
-        self.slices.append(Slice(("node", sri.node_id, "SRI"), "probe lookup", now, now + sri.lookup_ns, rec.id))
+        rec = self._waited((sri.node_id, "probe"), pkt, ("node", sri.node_id, "SRI"), "probe waits")
+        if rec is not None:
+            now = self._time()
+            self.slices.append(Slice(("node", sri.node_id, "SRI"), "probe lookup", now, now + sri.lookup_ns, rec.id))
 
     # -- the links
     def on_wire(self, link, pkt, start: float, end: float) -> None:
@@ -202,34 +205,26 @@ class Recorder:
 
     # -- the memory
     def mct_arrive(self, mct, pkt) -> None:
+        self._arrived((mct.node_id, "mct"), pkt)
         rec = self._record(pkt)
-        if rec is None:
-            return
-        now = self._time()
-        self._arrive[(mct.node_id, "mct", pkt)] = now
-        if pkt.kind == "read_req":
-            rec.at_home = now
+        if rec is not None and pkt.kind == "read_req":
+            rec.at_home = self._time()
 
     def mct_admit(self, mct, pkt) -> None:
-        rec = self._record(pkt)
+        rec = self._waited((mct.node_id, "mct"), pkt, ("node", mct.node_id, "MCT"), f"{pkt.kind} waits for the DRAM queue")
         if rec is None:
             return
-        now = self._time()
-        since = self._arrive.pop((mct.node_id, "mct", pkt), now)
-        if now > since:
-            self.slices.append(Slice(("node", mct.node_id, "MCT"), f"{pkt.kind} waits for the DRAM queue", since, now,
-                                     rec.id))
         if pkt.kind == "read_req":
-            rec.admitted = now
+            rec.admitted = self._time()
         else:
-            self._arrive[(mct.node_id, "victim", pkt.txn)] = now
+            self._arrive[((mct.node_id, "victim"), pkt.txn)] = self._time()
 
     def memory_done(self, mct, txn, is_write: bool, done_ns: float) -> None:
         rec = self.txns.get(txn)
         if rec is None:
             return
         if is_write:
-            since = self._arrive.pop((mct.node_id, "victim", txn), self._time())
+            since = self._arrive.pop(((mct.node_id, "victim"), txn), self._time())
             self.slices.append(Slice(("node", mct.node_id, "DRAM"), "write", since, done_ns, rec.id))
         else:
             rec.data_ready = done_ns
