@@ -61,7 +61,13 @@ grid: {defaults.memory.latency: [50 ns, 60 ns]}
 cases: [{set: single, ops: [r, w]}]
 size: 64 KiB
 """
-FILES = {"board.yaml": ONE_NODE, "ref.yaml": REFERENCE, "study.yaml": STUDY, "sweep.yaml": SWEEP}
+STREAM_OUTPUT = """\
+Number of Threads counted = 1
+Function    Best Rate MB/s  Avg time     Min time     Max time
+Triad:           4693.9     0.043397     0.042888     0.044256
+"""
+FILES = {"board.yaml": ONE_NODE, "ref.yaml": REFERENCE, "study.yaml": STUDY, "sweep.yaml": SWEEP,
+         "stream.txt": STREAM_OUTPUT}
 
 # the command lines that succeed: (command, {option: values}, {positional argument: value})
 BASELINES = {
@@ -71,15 +77,20 @@ BASELINES = {
                   {"TOPO": "board.yaml", "MEASUREMENTS": "ref.yaml"}),
     "validate": ("validate", {"--jobs": ["1"]}, {"TOPO": "board.yaml", "MEASUREMENTS": "ref.yaml"}),
     "sweep": ("sweep", {"--jobs": ["1"], "-o": ["out"]}, {"SWEEP": "sweep.yaml"}),
+    "explain": ("explain", {"--seed": ["1"]}, {"TOPO": "board.yaml", "CASE": "0.0.r.0"}),
+    "export": ("export", {"--jobs": ["1"], "--memory": ["1GiB"], "-o": ["out.txt"]},
+               {"FORMAT": "numactl", "TOPO": "board.yaml"}),
+    "import": ("import", {"--board": ["board.yaml"], "--case": ["0.0.t.0"], "-o": ["ref-out.yaml"]},
+               {"FORMAT": "stream", "FILE": "stream.txt"}),
 }
 # arguments whose messages may name the value given (a path, a case; what argparse could not take: 'unrecognized
 # arguments: -inf' after a list) rather than the option
 NAMED_BY_VALUE = {"TOPO", "STUDY", "MEASUREMENTS", "SWEEP", "CASE", "-o", "--json", "--cache", "--bg", "--cases",
-                  "--fit", "--set"}
+                  "--fit", "--set", "FILE", "--board", "FORMAT", "--case"}
 # cases: a message names the thread spec (a word of the value, between spaces or '+') it could not read or place
-CASE_ARGUMENTS = {"CASE", "--bg", "--cases"}
+CASE_ARGUMENTS = {"CASE", "--bg", "--cases", "--case"}
 # input files: a readable file that is not what the argument wants has every problem listed, one line each
-FILE_ARGUMENTS = {"TOPO", "STUDY", "MEASUREMENTS", "SWEEP"}
+FILE_ARGUMENTS = {"TOPO", "STUDY", "MEASUREMENTS", "SWEEP", "FILE", "--board"}
 
 
 # ---------------------------------------------------------------- values
@@ -162,6 +173,10 @@ VALUES = {
     "TOPO": _paths("board.yaml", "quartet"), "STUDY": _paths("study.yaml", "quartet-hops"),
     "MEASUREMENTS": _paths("ref.yaml", "quartet-single-thread"), "CASE": _cases(),
     "SWEEP": _paths("sweep.yaml", "board.yaml", "study.yaml"),
+    "FILE": _paths("stream.txt", "ref.yaml"), "--board": _paths("board.yaml", "quartet"),
+    "FORMAT": st.one_of(st.sampled_from(["slit", "acpi", "numactl", "qemu", "hwloc", "mlc", "stream", "likwid"]),
+                        _any("stream")),
+    "--memory": _sizes(), "--case": _cases(),
     "--set": _any("defaults.memory.latency=50ns", "link_defaults.bandwidth=8 GB/s", "nodes.0.memory.queue=4"),
 }
 
@@ -303,6 +318,27 @@ def test_reproduce_arguments_give_a_result_or_one_line(root, replaced):
 def test_sweep_arguments_give_a_result_or_one_line(root, replaced):
     """40 command lines of simnuma sweep: worker counts, output and cache folders, sweep files."""
     _check(_run(root, _argv("sweep", replaced)), replaced[0], replaced[1])
+
+
+@settings(max_examples=30, deadline=None)
+@given(_argument("explain", "--seed", "TOPO", "CASE"))
+def test_explain_arguments_give_a_result_or_one_line(root, replaced):
+    """30 command lines of simnuma explain: seeds, boards, cases."""
+    _check(_run(root, _argv("explain", replaced)), replaced[0], replaced[1])
+
+
+@settings(max_examples=40, deadline=None)
+@given(_argument("export", "--jobs", "--memory", "-o", "FORMAT", "TOPO"))
+def test_export_arguments_give_a_result_or_one_line(root, replaced):
+    """40 command lines of simnuma export: worker counts, memory sizes, output files, formats, boards."""
+    _check(_run(root, _argv("export", replaced)), replaced[0], replaced[1])
+
+
+@settings(max_examples=40, deadline=None)
+@given(_argument("import", "--board", "--case", "-o", "FORMAT", "FILE"))
+def test_import_arguments_give_a_result_or_one_line(root, replaced):
+    """40 command lines of simnuma import: boards, placements, output files, formats, tool outputs."""
+    _check(_run(root, _argv("import", replaced)), replaced[0], replaced[1])
 
 
 @settings(max_examples=100, deadline=None)

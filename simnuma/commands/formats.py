@@ -106,6 +106,7 @@ def cmd_export(args) -> int:
     text = export(args.format, topo, m, memory // 2**20)
     if args.output is not None:
         write_atomic(args.output, text)
+        print(f"wrote {args.output} ({args.format} of board {topo.name}, {m.board_hash})")
     else:
         print(text, end="")
     return 0
@@ -114,21 +115,24 @@ def cmd_export(args) -> int:
 def cmd_import(args) -> int:
     from pathlib import Path
 
-    from ..errors import SpecError
+    from ..errors import SpecError, shown
     from ..fileio import UnreadableInput, check_output_file, read_input, write_atomic
     from ..formats.imports import reference_yaml
     from ..topology import load_topology
 
     check_output_file(args.output, "-o")
     topo = load_topology(args.board)
+    name = shown(args.file)
+    if not args.file:
+        raise SpecError(f"{name}: an empty path names no file")
     try:
         text = read_input(Path(args.file))
     except UnreadableInput as exc:
-        raise SpecError(f"{args.file}: cannot read: {exc}") from None
+        raise SpecError(f"{name}: cannot read: {exc}") from None
     try:
         out = reference_yaml(args.format, text, topo, Path(args.file).name, args.case)
     except SpecError as exc:
-        raise SpecError(f"{args.file}: {exc}") from None
+        raise SpecError(f"{name}: as {args.format} output: {exc}") from None
     write_atomic(args.output, out)
     count = out.count("metric:")
     print(f"wrote {args.output}: {count} measurements of board {topo.name}; check them with"
