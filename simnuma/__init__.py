@@ -16,6 +16,7 @@ from .model import simulate
 from .model.result import Bottleneck, Latency, LinkResult, MemoryResult, QueueResult, Result, ThreadResult
 from .runner import Job, ResultCache, Runner
 from .sweeps import sweep
+from .analytic import analyze
 
 __all__ = [
     "__version__",
@@ -39,6 +40,7 @@ __all__ = [
     "Runner",
     "ResultCache",
     "sweep",
+    "analyze",
     "Result",
     "ThreadResult",
     "Latency",

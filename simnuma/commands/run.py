@@ -35,6 +35,9 @@ def register(sub) -> None:
     p.add_argument("--interval", default="1us", metavar="TIME",
                    help="sample interval of --timeline and --animate (default 1us)")
     p.add_argument("--animate", metavar="FILE.gif", help="write an animation of the board over the run (matplotlib)")
+    p.add_argument("--analytic", action="store_true",
+                   help="solve the case with the analytic model (approximate MVA, docs/analytic.md) instead of"
+                        " simulating it: in a millisecond, without finite buffers or DRAM banks")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("-o", "--output", metavar="FILE", help="also write the JSON result to FILE (atomically)")
     p.set_defaults(func=cmd_run)
@@ -108,6 +111,8 @@ def cmd_run(args) -> int:
         topo = apply_changes(topo, changes)
     case = parse_case(args.specs, args.bg).placed(topo)
     size = parse_size(args.size)
+    if args.analytic:
+        return _run_analytic(args, topo, case, size, changes)
     bar = progress(total=1000, desc="simulating")
     state = {"n": 0}
 
@@ -191,3 +196,27 @@ def _write_recordings(args, recorder, topo, case, data) -> None:
     if args.animate is not None and write_animation(args.animate, recorder, topo, title):
         written.append(args.animate)
     print("wrote " + ", ".join(written), file=sys.stderr)
+
+
+def _run_analytic(args, topo, case, size, changes) -> int:
+    from ..analytic import case_analysis, render_analysis
+    from ..fileio import write_json
+    from ..runner import board_hash
+
+    for option, given in (("--exact", args.exact), ("--trace", args.trace), ("--timeline", args.timeline),
+                          ("--animate", args.animate)):
+        if given:
+            raise SpecError(f"{option}: the analytic model solves the case, it does not simulate it; drop {option}"
+                            " or --analytic")
+    data = case_analysis(topo, case, size).to_dict()
+    data["board_hash"] = board_hash(topo)
+    if changes:
+        data["changes"] = {path: str(value) for path, value in changes.items()}
+    if args.output is not None:
+        write_json(args.output, data)
+    if args.json:
+        json.dump(data, sys.stdout, indent=2)
+        print()
+    else:
+        print(render_analysis(data))
+    return 0

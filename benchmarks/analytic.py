@@ -1,0 +1,66 @@
+"""The analytic model against the simulation on every case of the bundled studies (issue 19; not in the tests).
+
+For each study case: the simulated time (steady mode, 64 MiB, seed 1: the result cache of ``make run``,
+``.simnuma-cache``, answers what it holds) and the analytic one (``simnuma.analyze``), the difference, and the
+CPU time of each.  Prints, per study, how many cases agree within 5%, within 10% and beyond, the largest
+differences with what limits each case in the simulation (a full buffer, which the analytic model does not
+have, or a busy server), and the speed-up: the simulations' CPU seconds over the analytic solves' (the
+requirement is 1,000 times).
+
+Run: ``.venv/bin/python benchmarks/analytic.py [--cache DIR] [STUDY ...]``.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from simnuma.analytic import analyze  # noqa: E402
+from simnuma.runner import default_workers  # noqa: E402
+from simnuma.study import bundled_studies, load_study, run_studies  # noqa: E402
+
+REQUIRED_SPEEDUP = 1000.0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("studies", nargs="*", metavar="STUDY", help="studies (default: every bundled one)")
+    ap.add_argument("--cache", default=".simnuma-cache", metavar="DIR", help="the result cache (default .simnuma-cache)")
+    args = ap.parse_args(argv)
+    studies = [load_study(n) for n in (args.studies or bundled_studies())]
+    results, _ = run_studies(studies, default_workers(), cache_dir=args.cache)
+    sim_cpu = solve_s = 0.0
+    rows = []
+    for r in results:
+        for case in r.study.cases:
+            board = r.study.boards[case.board].topology
+            data = r.results[case.key]
+            start = time.process_time()
+            a = analyze(board, case.foreground, case.background, r.size_bytes or r.study.size_bytes)
+            solve_s += time.process_time() - start
+            sim_cpu += data.get("cpu_s", 0.0)
+            diff = a.makespan_ns / data["makespan_ns"] - 1.0
+            b = data["bottleneck"]
+            rows.append((r.study.name, case.text, case.board, diff, b.get("limit"), b.get("resource")))
+    for study in dict.fromkeys(row[0] for row in rows):
+        mine = [row for row in rows if row[0] == study]
+        within5 = sum(abs(row[3]) <= 0.05 for row in mine)
+        within10 = sum(abs(row[3]) <= 0.10 for row in mine)
+        print(f"{study:<24} {len(mine):>4} cases: {within5} within 5%, {within10} within 10%, "
+              f"{len(mine) - within10} beyond")
+        for name, text, board, diff, limit, resource in sorted(mine, key=lambda row: -abs(row[3]))[:3]:
+            if abs(diff) > 0.10:
+                why = ("a full buffer (" + str(resource) + "): blocking the analytic model does not have"
+                       if limit == "full buffer" else f"{resource} ({limit})")
+                print(f"    {diff:+7.1%}  {board}: {text}  - the simulation is limited by {why}")
+    speedup = sim_cpu / solve_s if solve_s else float("inf")
+    print(f"{len(rows)} cases: simulations {sim_cpu:.1f} CPU s, analytic {solve_s:.3f} CPU s: {speedup:,.0f} times"
+          f" faster (need >= {REQUIRED_SPEEDUP:,.0f})  {'PASS' if speedup >= REQUIRED_SPEEDUP else 'FAIL'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
