@@ -122,6 +122,15 @@ def _memory_service_ns(node) -> float:
     return LINE / sustained
 
 
+def _turnaround_ns(node) -> float:
+    """What a fill of a thread that writes waits for on a DRAM bus: its own write-back just before it (the
+    write's burst, and the bus turning around to write and back, tRTW + tWTR).  Zero for other memories."""
+    if node.memory_model == "dram" and node.dram is not None:
+        t = node.dram.timings_ns
+        return node.dram.burst_ns + t["tRTW"] + t["tWTR"]
+    return 0.0
+
+
 def _memory_delay_ns(node, scattered: bool) -> float:
     """The memory's fixed latency: the controller's, and a DRAM's CAS latency (and, for a chase's scattered
     lines, the precharge and activation of a row that is not open)."""
@@ -145,7 +154,8 @@ def _build(topology, spec, foreground: bool, coherence: str) -> _Class:
     for is_write in pattern:
         request = [(None, 0.0, node.sri_latency_ns + node.xbar_latency_ns)]
         request += _path(topology, spec.node, spec.mem_node, "read_req", c.demands, share)
-        memory = [(memory_key, _memory_service_ns(home), _memory_delay_ns(home, spec.op == "l"))]
+        memory = [(memory_key, _memory_service_ns(home), _memory_delay_ns(home, spec.op == "l")
+                   + (_turnaround_ns(home) if any(pattern) else 0.0))]
         c.demands[memory_key] = c.demands.get(memory_key, 0.0) + share * _memory_service_ns(home)
         data = _path(topology, spec.mem_node, spec.node, "read_resp", c.demands, share)
         if spec.mem_node == spec.node:
