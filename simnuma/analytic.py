@@ -307,3 +307,21 @@ def render_analysis(data: dict) -> str:
     lines.append(f"solved in {1e3 * data['solve_s']:.1f} ms; the analytic model has no finite buffers, credit loops"
                  " or DRAM banks: docs/analytic.md says where it parts from the simulation")
     return "\n".join(lines)
+
+
+AGREES = 0.10   # beyond this the report says what the analytic model lacks
+
+
+def beside(simulated: dict, analytic_ns: float) -> tuple:
+    """``(difference, note)`` of an analytic time against a simulated result: the note, where they part by more
+    than :data:`AGREES`, names what the simulation has there and the analytic model lacks."""
+    diff = analytic_ns / simulated["makespan_ns"] - 1.0
+    if abs(diff) <= AGREES:
+        return diff, ""
+    b = simulated.get("bottleneck") or {}
+    if b.get("limit") == "full buffer":
+        return diff, (f"no finite buffers in the analytic model: {b.get('buffer')} is full"
+                      f" {100 * (b.get('full_fraction') or 0):.0f}% of the time")
+    if str(b.get("resource", "")).startswith("memory"):
+        return diff, "no DRAM banks, turnarounds or refresh in the analytic model: the memory limits here"
+    return diff, "the approximate MVA's queueing (no blocking, no order of packets within a link)"

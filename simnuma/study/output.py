@@ -6,6 +6,7 @@ import csv
 import io
 from pathlib import Path
 
+from ..analytic import beside
 from ..model.result import by_pair
 from .figures import board_figure_png, study_figure_png
 from .report import render_report
@@ -48,6 +49,10 @@ def case_rows(result) -> list:
             "thread_times_ns": " ".join(f"{t['spec']}={_num(t['time_ns'])}" for t in _fg_threads(data)),
             "bottleneck": m.bottleneck, "bottleneck_utilization": _num(m.bottleneck_utilization),
         }
+        if case.key in result.analytic:
+            diff, note = beside(data, result.analytic[case.key])
+            row.update({"analytic_time_ns": _num(result.analytic[case.key]), "analytic_difference": _num(diff),
+                        "analytic_lacks": note})
         for d in directions:
             row[f"link_{d[0]}->{d[1]}_utilization"] = _num(links[d]) if d in links else ""
         for n in nodes:

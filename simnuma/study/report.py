@@ -2,6 +2,8 @@
 what the run used (version, seed, mode, boards)."""
 from __future__ import annotations
 
+from ..analytic import AGREES, beside
+
 PLOT_HINT = "figures skipped: matplotlib is not installed; for the figures: pip install 'simnuma[plot]'"
 
 
@@ -96,16 +98,29 @@ def _case_table(r) -> list:
         return []
     several = len(r.study.boards) > 1
     head = ("| " + ("board | " if several else "") +
-            "case | hops | time | % of 0.0.r.0 | bottleneck | busiest link | fullest buffer (time full) |")
-    out = [head, "|" + "---|" * (7 + several)]
+            "case | hops | time | % of 0.0.r.0 | bottleneck | busiest link | fullest buffer (time full) | analytic |")
+    out = [head, "|" + "---|" * (8 + several)]
+    notes: list[str] = []
     for c in cases:
         m, data = r.metrics[c.key], r.results[c.key]
         busiest = max(data["links"], key=lambda l: l["utilization"]) if data["links"] else None
         link = f"{busiest['src']}->{busiest['dst']} {100 * busiest['utilization']:.0f}%" if busiest else "-"
         hops = ",".join(map(str, c.hops(r.study.boards[c.board].topology)))
+        analytic = ""
+        if c.key in r.analytic:
+            diff, note = beside(data, r.analytic[c.key])
+            analytic = f"{r.analytic[c.key] / 1e6:.3f} ms ({100 * diff:+.1f}%)" + (f" [{len(notes) + 1}]" if note else "")
+            if note:
+                notes.append(f"[{len(notes) + 1}] {c.text}: {note}")
         out.append("| " + (f"{c.board} | " if several else "") + f"{c.text} | {hops} | {m.time_ns / 1e6:.3f} ms | "
                    f"{m.percent:.1f}% | {m.bottleneck_text} | {link} | "
-                   f"{_fullest_queue(data)} |")
+                   f"{_fullest_queue(data)} | {analytic} |")
+    if r.analytic:
+        within = sum(abs(beside(r.results[c.key], r.analytic[c.key])[0]) <= AGREES for c in cases if c.key in r.analytic)
+        out += ["", f"The analytic model (docs/analytic.md) is within {100 * AGREES:.0f}% of the simulation on {within}"
+                f" of {len(cases)} cases; where it is not:" if notes else
+                f"The analytic model (docs/analytic.md) is within {100 * AGREES:.0f}% of the simulation on every case."]
+        out += [f"- {note}" for note in notes]
     return out + [""]
 
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from ..analytic import analyze
 from ..case import baseline_case
 from ..runner import Job, ResultCache, Runner, default_workers
 from ..topology import Topology
@@ -43,6 +44,7 @@ class StudyResult:
     metrics: dict           # case key -> CaseMetrics
     baselines: dict         # board label -> 0.0.r.0 time in ns
     outcomes: list          # ClaimOutcome
+    analytic: dict = field(default_factory=dict)   # case key -> the analytic model's time in ns (docs/analytic.md)
 
     @property
     def passed(self) -> int:
@@ -65,7 +67,9 @@ def collect(study: Study, results: dict, mode: str, seed: int, size_bytes: int |
         case_results[case.key] = data
         metrics[case.key] = metrics_from_result(data, baselines[case.board])
     outcomes = [evaluate_claim(c, metrics) for c in study.claims]
-    return StudyResult(study, mode, seed, size, case_results, metrics, baselines, outcomes)
+    analytic = {case.key: analyze(study.boards[case.board].topology, case.foreground, case.background, size).makespan_ns
+                for case in study.cases}
+    return StudyResult(study, mode, seed, size, case_results, metrics, baselines, outcomes, analytic)
 
 
 def run_studies(studies, workers: int | None = None, mode: str = "steady", seed: int = 1,
