@@ -278,3 +278,26 @@ def test_the_eight_socket_ladders_come_out_where_they_belong():
     assert len(order) == 25
     assert order.index("twisted-ladder8") < 3
     assert order.index("ladder8") > 15
+
+
+def test_an_analytic_prefilter_simulates_only_the_best(tmp_path, capsys):
+    sweep = parse_sweep(QUICK)
+    full = run_sweep(sweep, 2)
+    filtered = run_sweep(sweep, 2, prefilter_top=1)
+    sources = {r["board"]: r["source"] for r in filtered.configurations}
+    assert len(sources) == len(full.configurations) == 5
+    assert 1 <= list(sources.values()).count("simulation") < 5 and filtered.info["analytic_only"] >= 1
+    assert filtered.info["simulations"] < full.info["simulations"]
+    best = ranked(full.configurations, sweep.rank)[0]["board"]
+    assert sources[best] == "simulation"          # the analytic model keeps the simulation's best
+    simulated = {r["board"]: r for r in full.configurations}
+    for row in filtered.configurations:
+        if row["source"] == "simulation":
+            assert row["local_latency_ns_worst"] == simulated[row["board"]]["local_latency_ns_worst"]
+    sweep_file = tmp_path / "quick.yaml"
+    sweep_file.write_text(QUICK)
+    assert main(["sweep", str(sweep_file), "-o", str(tmp_path / "out"), "--top", "1"]) == 2
+    assert "--prefilter analytic and --top K go together" in capsys.readouterr().err
+    assert main(["sweep", str(sweep_file), "-o", str(tmp_path / "out"), "--prefilter", "analytic", "--top", "1"]) == 0
+    assert "solved by the analytic model only" in capsys.readouterr().out
+    assert "| analytic |" in (tmp_path / "out" / "summary.md").read_text()

@@ -20,6 +20,11 @@ def register(sub) -> None:
                    help="simulations run in parallel on this machine (default: the number of CPUs)")
     p.add_argument("--dask", default=None, metavar="ADDRESS",
                    help="run the simulations on a Dask distributed cluster (its scheduler, e.g. tcp://host:8786)")
+    p.add_argument("--prefilter", choices=["analytic"], default=None,
+                   help="rank every configuration with the analytic model first (docs/analytic.md) and simulate only"
+                        " the --top best and those within its known error of them")
+    p.add_argument("--top", type=_positive, default=None, metavar="K",
+                   help="how many configurations --prefilter keeps (at least)")
     p.add_argument("--cache", default=None, metavar="DIR",
                    help="folder of finished points (default: DIR/cache inside the output folder)")
     p.set_defaults(func=cmd_sweep)
@@ -42,6 +47,18 @@ def _dask_client(address: str):
         raise SimnumaError(f"--dask {address!r}: cannot reach a Dask scheduler there: {exc}") from None
 
 
+def _positive(text: str) -> int:
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return value
+
+
 def cmd_sweep(args) -> int:
     from ..fileio import OutputFolder, check_output_folder, progress
     from ..runner import default_workers
@@ -49,6 +66,10 @@ def cmd_sweep(args) -> int:
     from ..sweeps.execute import _jobs as plan_jobs, plan
     from ..sweeps.output import ranked, write_sweep_outputs
 
+    from ..errors import SimnumaError
+
+    if (args.prefilter is None) != (args.top is None):
+        raise SimnumaError("--prefilter analytic and --top K go together: give both, or neither")
     sweep = load_sweep(args.file)           # every problem of the file, before anything is written
     client = _dask_client(args.dask) if args.dask is not None else None
     cache = args.cache
@@ -56,13 +77,18 @@ def cmd_sweep(args) -> int:
         check_output_folder(cache, "--cache")
     out = OutputFolder(args.output, "-o")
     plans = plan(sweep)
+    if args.top is not None:
+        from ..sweeps.execute import prefilter
+
+        plans = prefilter(sweep, plans, args.top)[0]
     total = len(plan_jobs(sweep, plans))
     try:
         with out as staging:
             bar = progress(total=total, desc="simulating")
             try:
                 run = run_sweep(sweep, args.jobs or default_workers(), cache or Path(args.output) / "cache",
-                                client, on_done=lambda cached: bar.update(1), plans=plans)
+                                client, on_done=lambda cached: bar.update(1), plans=None if args.top else plans,
+                                prefilter_top=args.top)
             finally:
                 bar.close()
             written = write_sweep_outputs(staging, run)
@@ -72,7 +98,9 @@ def cmd_sweep(args) -> int:
     best = ranked(run.configurations, sweep.rank)[:3]
     info = run.info
     print(f"{sweep.name}: {info['configurations']} configurations, {info['points']} cases, {info['simulations']}"
-          f" simulations ({info['cached']} from the cache) in {info['wall_s']:.0f} s")
+          f" simulations ({info['cached']} from the cache) in {info['wall_s']:.0f} s"
+          + (f"; {info['analytic_only']} configurations solved by the analytic model only" if info.get("analytic_only")
+             else ""))
     metric = sweep.rank[0]
     for k, row in enumerate(best, 1):
         value = row.get(metric)

@@ -18,14 +18,17 @@ __all__ = ["sweep", "load_sweep", "parse_sweep", "run_sweep", "Sweep", "SweepRun
            "wiring_board", "Wiring", "AGGREGATES", "CASE_METRICS", "SET_NAMES"]
 
 
-def sweep(source, jobs: int | None = None, cache=None, dask=None, configurations: bool = False):
+def sweep(source, jobs: int | None = None, cache=None, dask=None, configurations: bool = False,
+          prefilter_top: int | None = None):
     """Run a sweep file (a path, or the YAML text of one) and return its table as a pandas DataFrame.
 
     One row per case of every configuration (``points.csv``); with
     ``configurations=True``, one row per configuration with its aggregates,
     best first.  ``jobs`` worker processes (default: the CPUs), ``cache`` a
     folder of finished points, ``dask`` a ``distributed.Client`` or a
-    scheduler address.  Needs pandas (``pip install 'simnuma[frames]'``).
+    scheduler address; ``prefilter_top`` simulates only the configurations
+    the analytic model ranks best (``docs/sweeps.md``).  Needs pandas
+    (``pip install 'simnuma[frames]'``).
     """
     from pathlib import Path
 
@@ -40,7 +43,7 @@ def sweep(source, jobs: int | None = None, cache=None, dask=None, configurations
                            " (pip install 'simnuma[frames]')") from None
     text = str(source)
     spec = load_sweep(text) if "\n" not in text and Path(text).suffix in (".yaml", ".yml") else parse_sweep(text)
-    run = run_sweep(spec, jobs or default_workers(), cache, dask)
+    run = run_sweep(spec, jobs or default_workers(), cache, dask, prefilter_top=prefilter_top)
     if configurations:
         return pd.DataFrame(ranked(run.configurations, spec.rank))
     return pd.DataFrame(run.points)

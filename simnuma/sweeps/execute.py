@@ -57,10 +57,43 @@ def _jobs(sweep, plans) -> dict:
     return jobs
 
 
-def run_sweep(sweep, workers: int = 1, cache_dir=None, dask=None, on_done=None, plans=None) -> SweepRun:
+def prefilter(sweep, plans, top: int) -> tuple:
+    """``(plans to simulate, analytic configuration rows, analytic point rows)``: every configuration solved by
+    the analytic model (``docs/analytic.md``) and ranked; the ``top`` best are simulated, with any whose first
+    ranking aggregate is within the analytic model's known error (10%) of the worst of them."""
+    from ..analytic import AGREES, analyze
+    from .output import ranked
+
+    rows, points = [], []
+    for config, topology, digest, planned in plans:
+        results = [analyze(topology, p.case.threads, p.case.background, sweep.size_bytes).to_dict() for p in planned]
+        p_rows, c_row = _rows(sweep, config, topology, digest, planned, results, "analytic")
+        rows.append((c_row, (config, topology, digest, planned)))
+        points += p_rows
+    order = ranked([r for r, _ in rows], sweep.rank)
+    metric = sweep.rank[0]
+    keep = order[:top]
+    if keep and keep[-1].get(metric) is not None:
+        edge = keep[-1][metric]
+        keep = [r for r in order if r in keep or (r.get(metric) is not None and abs(r[metric] - edge) <= AGREES * abs(edge))]
+    chosen = [plan_ for r, plan_ in rows if any(r is k for k in keep)]
+    dropped = [r for r, _ in rows if not any(r is k for k in keep)]
+    kept_names = {(p[0].board.label, p[0].values) for p in chosen}
+    dropped_points = [p for p in points if (p["board"], p["_values"]) not in kept_names]
+    return chosen, dropped, dropped_points
+
+
+def run_sweep(sweep, workers: int = 1, cache_dir=None, dask=None, on_done=None, plans=None,
+              prefilter_top: int | None = None) -> SweepRun:
     """Simulate every point of ``sweep``; ``dask`` is a ``distributed.Client`` or a scheduler address,
-    ``plans`` what :func:`plan` gave for it, if the caller has it already."""
+    ``plans`` what :func:`plan` gave for it, if the caller has it already; with ``prefilter_top``, only the
+    configurations the analytic model ranks best are simulated (:func:`prefilter`), the others keep their
+    analytic numbers (``source: analytic`` in the tables)."""
     plans = plans if plans is not None else plan(sweep)
+    analytic_configs: list = []
+    analytic_points: list = []
+    if prefilter_top is not None:
+        plans, analytic_configs, analytic_points = prefilter(sweep, plans, prefilter_top)
     jobs = _jobs(sweep, plans)
     cache = ResultCache(cache_dir)
     start = time.perf_counter()
@@ -72,11 +105,16 @@ def run_sweep(sweep, workers: int = 1, cache_dir=None, dask=None, on_done=None, 
         results, simulated, cached = _run_on_dask(dask, jobs, cache, on_done)
     wall_s = time.perf_counter() - start
     points, configurations = _tables(sweep, plans, results)
+    for row in analytic_points:
+        row.pop("_values", None)
+    points += analytic_points
+    configurations += analytic_configs
+    info_extra = {"analytic_only": len(analytic_configs), "prefilter_top": prefilter_top}
     info = {"simnuma": __version__, "result_version": result_version(), "points": len(points),
             "configurations": len(configurations), "simulations": len(jobs), "simulated": simulated,
             "cached": cached, "wall_s": wall_s, "cpu_s": sum(results[k].get("cpu_s", 0.0) for k in jobs),
             "workers": "dask" if dask is not None else workers, "seed": sweep.seed, "mode": sweep.mode,
-            "size_bytes": sweep.size_bytes}
+            "size_bytes": sweep.size_bytes, **info_extra}
     return SweepRun(sweep, points, configurations, info)
 
 
@@ -113,26 +151,35 @@ def _run_on_dask(dask, jobs: dict, cache: ResultCache, on_done) -> tuple:
 def _tables(sweep, plans, results) -> tuple:
     points, configurations = [], []
     for config, topology, digest, planned in plans:
-        common = {"board": config.board.label, "board_hash": digest, "matches": " ".join(config.board.matches),
-                  "wiring": " ".join(f"{link.a}-{link.b}" + (f"x{link.count}" if link.count > 1 else "")
-                                     for link in topology.links)}
-        common.update({path: str(value) for path, value in config.values})
-        base_key = Job(topology, planned[0].case, sweep.size_bytes, sweep.mode, sweep.seed, board=digest).key
-        baseline_ns = results[base_key]["threads"][0]["time_ns"]
-        metrics = []
-        for p in planned:
-            key = Job(topology, p.case, sweep.size_bytes, sweep.mode, sweep.seed, board=digest).key
-            m = case_metrics(results[key], baseline_ns)
-            metrics.append(m)
-            if p.shown:
-                row = dict(common)
-                row.update({"workload": p.entry, "case": p.case.name})
-                row.update({name: m[name] for name in sweep.metrics})
-                row.update({"seed": sweep.seed, "mode": sweep.mode, "size_bytes": sweep.size_bytes,
-                            "version": __version__})
-                points.append(row)
-        row = dict(common)
-        row.update(aggregates(topology, planned, metrics))
-        row.update({"baseline_ns": baseline_ns, "seed": sweep.seed, "version": __version__})
-        configurations.append(row)
+        outcome = [results[Job(topology, p.case, sweep.size_bytes, sweep.mode, sweep.seed, board=digest).key]
+                   for p in planned]
+        p_rows, c_row = _rows(sweep, config, topology, digest, planned, outcome, "simulation")
+        for row in p_rows:
+            row.pop("_values", None)
+        points += p_rows
+        configurations.append(c_row)
     return points, configurations
+
+
+def _rows(sweep, config, topology, digest, planned, outcome: list, source: str) -> tuple:
+    """The point rows and the configuration row of one configuration, from a result per planned case."""
+    common = {"board": config.board.label, "board_hash": digest, "matches": " ".join(config.board.matches),
+              "wiring": " ".join(f"{link.a}-{link.b}" + (f"x{link.count}" if link.count > 1 else "")
+                                 for link in topology.links)}
+    common.update({path: str(value) for path, value in config.values})
+    baseline_ns = outcome[0]["threads"][0]["time_ns"]
+    metrics, points = [], []
+    for p, result in zip(planned, outcome):
+        m = case_metrics(result, baseline_ns)
+        metrics.append(m)
+        if p.shown:
+            row = dict(common)
+            row.update({"workload": p.entry, "case": p.case.name})
+            row.update({name: m[name] for name in sweep.metrics})
+            row.update({"source": source, "seed": sweep.seed, "mode": sweep.mode if source == "simulation" else "analytic",
+                        "size_bytes": sweep.size_bytes, "version": __version__, "_values": config.values})
+            points.append(row)
+    row = dict(common)
+    row.update(aggregates(topology, planned, metrics))
+    row.update({"source": source, "baseline_ns": baseline_ns, "seed": sweep.seed, "version": __version__})
+    return points, row

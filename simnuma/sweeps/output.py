@@ -95,16 +95,22 @@ def summary_text(run) -> str:
              f" {run.info['simulations']} simulations ({run.info['cached']} from the cache).", "",
              "Ranked by " + ", then ".join(f"`{r}` ({'lower' if AGGREGATES[r][1] == 'min' else 'higher'} is better)"
                                            for r in sweep.rank) + ".", ""]
-    header = ["rank", "board", *params, "is", "links", *shown_aggs, "board hash"]
+    mixed = any(r.get("source") == "analytic" for r in rows)
+    header = ["rank", "board", *params, "is", "links", *shown_aggs, *(["from"] if mixed else []), "board hash"]
     lines.append("| " + " | ".join(header) + " |")
     lines.append("|" + "---|" * len(header))
     for k, row in enumerate(rows, 1):
         cells = [str(k), row["board"], *(str(row.get(p, "")) for p in params), row.get("matches") or "",
-                 row.get("wiring", ""), *(_fmt(a, row.get(a)) for a in shown_aggs), row["board_hash"]]
+                 row.get("wiring", ""), *(_fmt(a, row.get(a)) for a in shown_aggs),
+                 *([row.get("source", "")] if mixed else []), row["board_hash"]]
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "What the columns mean:", ""]
     lines += ["- `links`: the board's coherent links (their count is the `links` aggregate, a cost)"]
     lines += [f"- `{a}`: {AGGREGATES[a][0]}" for a in shown_aggs]
+    if mixed:
+        lines += ["- `from`: `simulation`, or `analytic` for a configuration the analytic model ranked out of the"
+                  f" {run.info.get('prefilter_top')} best (`--prefilter analytic`; docs/analytic.md says how far to"
+                  " trust it)"]
     lines += ["", "Every case of every configuration is in `points.csv`; the aggregates are in"
               " `configurations.csv`.", ""]
     return "\n".join(lines)
