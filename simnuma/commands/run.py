@@ -93,7 +93,7 @@ def apply_changes(topo, changes: dict):
 
 def cmd_run(args) -> int:
     from ..case import parse_case
-    from ..fileio import check_output_file, progress, write_json
+    from ..fileio import check_output_file, progress
     from ..model import simulate
     from ..model.deadlock import DeadlockError
     from ..report import render_result
@@ -132,21 +132,33 @@ def cmd_run(args) -> int:
         raise
     finally:
         bar.close()
-    data = result.to_dict()
+    data = _traced(result.to_dict(), topo, changes)
+    if recorder is not None:
+        _write_recordings(args, recorder, topo, case, data)
+    return _emit(args, data, render_result)
+
+
+def _traced(data: dict, topo, changes: dict) -> dict:
+    """``data`` with what makes it traceable beside the version and seed: the board's hash and the changes."""
     from ..runner import board_hash
 
     data["board_hash"] = board_hash(topo)
     if changes:
         data["changes"] = {path: str(value) for path, value in changes.items()}
+    return data
+
+
+def _emit(args, data: dict, render) -> int:
+    """Write ``data`` to ``-o`` (atomically) and print it, as JSON or as ``render`` makes it a text."""
+    from ..fileio import write_json
+
     if args.output is not None:
         write_json(args.output, data)
-    if recorder is not None:
-        _write_recordings(args, recorder, topo, case, data)
     if args.json:
         json.dump(data, sys.stdout, indent=2)
         print()
     else:
-        print(render_result(data))
+        print(render(data))
     return 0
 
 
@@ -200,23 +212,10 @@ def _write_recordings(args, recorder, topo, case, data) -> None:
 
 def _run_analytic(args, topo, case, size, changes) -> int:
     from ..analytic import case_analysis, render_analysis
-    from ..fileio import write_json
-    from ..runner import board_hash
 
     for option, given in (("--exact", args.exact), ("--trace", args.trace), ("--timeline", args.timeline),
                           ("--animate", args.animate)):
         if given:
             raise SpecError(f"{option}: the analytic model solves the case, it does not simulate it; drop {option}"
                             " or --analytic")
-    data = case_analysis(topo, case, size).to_dict()
-    data["board_hash"] = board_hash(topo)
-    if changes:
-        data["changes"] = {path: str(value) for path, value in changes.items()}
-    if args.output is not None:
-        write_json(args.output, data)
-    if args.json:
-        json.dump(data, sys.stdout, indent=2)
-        print()
-    else:
-        print(render_analysis(data))
-    return 0
+    return _emit(args, _traced(case_analysis(topo, case, size).to_dict(), topo, changes), render_analysis)

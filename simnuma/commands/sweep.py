@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .reproduce import _jobs
+from .reproduce import _jobs, _positive_int as _positive
 
 
 def register(sub) -> None:
@@ -45,18 +45,6 @@ def _dask_client(address: str):
         return Client(address, timeout=DASK_TIMEOUT_S)
     except (OSError, ValueError, TypeError) as exc:
         raise SimnumaError(f"--dask {address!r}: cannot reach a Dask scheduler there: {exc}") from None
-
-
-def _positive(text: str) -> int:
-    import argparse
-
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
-    return value
 
 
 def cmd_sweep(args) -> int:
