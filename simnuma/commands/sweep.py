@@ -51,7 +51,6 @@ def cmd_sweep(args) -> int:
     from ..fileio import OutputFolder, check_output_folder, progress
     from ..runner import default_workers
     from ..sweeps import load_sweep, run_sweep
-    from ..sweeps.execute import _jobs as plan_jobs, plan
     from ..sweeps.output import ranked, write_sweep_outputs
 
     from ..errors import SimnumaError
@@ -64,19 +63,17 @@ def cmd_sweep(args) -> int:
     if cache is not None:
         check_output_folder(cache, "--cache")
     out = OutputFolder(args.output, "-o")
-    plans = plan(sweep)
-    if args.top is not None:
-        from ..sweeps.execute import prefilter
-
-        plans = prefilter(sweep, plans, args.top)[0]
-    total = len(plan_jobs(sweep, plans))
     try:
         with out as staging:
-            bar = progress(total=total, desc="simulating")
+            bar = progress(desc="simulating")
+
+            def sized(total: int) -> None:    # the simulations are known once the sweep is planned
+                bar.total = total
+                bar.refresh()
+
             try:
                 run = run_sweep(sweep, args.jobs or default_workers(), cache or Path(args.output) / "cache",
-                                client, on_done=lambda cached: bar.update(1), plans=None if args.top else plans,
-                                prefilter_top=args.top)
+                                client, on_done=lambda cached: bar.update(1), prefilter_top=args.top, on_start=sized)
             finally:
                 bar.close()
             written = write_sweep_outputs(staging, run)

@@ -83,18 +83,20 @@ def prefilter(sweep, plans, top: int) -> tuple:
     return chosen, dropped, dropped_points
 
 
-def run_sweep(sweep, workers: int = 1, cache_dir=None, dask=None, on_done=None, plans=None,
-              prefilter_top: int | None = None) -> SweepRun:
-    """Simulate every point of ``sweep``; ``dask`` is a ``distributed.Client`` or a scheduler address,
-    ``plans`` what :func:`plan` gave for it, if the caller has it already; with ``prefilter_top``, only the
-    configurations the analytic model ranks best are simulated (:func:`prefilter`), the others keep their
-    analytic numbers (``source: analytic`` in the tables)."""
-    plans = plans if plans is not None else plan(sweep)
+def run_sweep(sweep, workers: int = 1, cache_dir=None, dask=None, on_done=None, prefilter_top: int | None = None,
+              on_start=None) -> SweepRun:
+    """Simulate every point of ``sweep``; ``dask`` is a ``distributed.Client`` or a scheduler address; with
+    ``prefilter_top``, only the configurations the analytic model ranks best are simulated (:func:`prefilter`),
+    the others keep their analytic numbers (``source: analytic`` in the tables).  ``on_start(n)`` is told the
+    number of distinct simulations once they are planned, ``on_done(cached)`` after each."""
+    plans = plan(sweep)
     analytic_configs: list = []
     analytic_points: list = []
     if prefilter_top is not None:
         plans, analytic_configs, analytic_points = prefilter(sweep, plans, prefilter_top)
     jobs = _jobs(sweep, plans)
+    if on_start is not None:
+        on_start(len(jobs))
     cache = ResultCache(cache_dir)
     start = time.perf_counter()
     if dask is None:

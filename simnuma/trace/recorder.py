@@ -155,9 +155,12 @@ class Recorder:
             rec.data_in = self._time()
 
     # -- waits: a packet arrives where it may wait, and is later taken on
-    def _arrived(self, where: tuple, pkt) -> None:
-        if self._record(pkt) is not None:
+    def _arrived(self, where: tuple, pkt):
+        """The record of ``pkt``'s transaction (None: not followed), its arrival at ``where`` noted."""
+        rec = self._record(pkt)
+        if rec is not None:
             self._arrive[(where, pkt)] = self._time()
+        return rec
 
     def _waited(self, where: tuple, pkt, track: tuple, name: str):
         """The record of ``pkt``'s transaction (None: not followed), its wait at ``where`` added as a slice."""
@@ -205,8 +208,7 @@ class Recorder:
 
     # -- the memory
     def mct_arrive(self, mct, pkt) -> None:
-        self._arrived((mct.node_id, "mct"), pkt)
-        rec = self._record(pkt)
+        rec = self._arrived((mct.node_id, "mct"), pkt)
         if rec is not None and pkt.kind == "read_req":
             rec.at_home = self._time()
 
