@@ -23,6 +23,8 @@ from simnuma.runner import default_workers  # noqa: E402
 from simnuma.study import bundled_studies, load_study, run_studies  # noqa: E402
 
 REQUIRED_SPEEDUP = 1000.0
+IDLE_TOLERANCE = 0.05   # the analytic model on an idle single-thread case (issue 19)
+REPEATS = 5
 
 
 def main(argv=None) -> int:
@@ -32,33 +34,51 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     studies = [load_study(n) for n in (args.studies or bundled_studies())]
     results, _ = run_studies(studies, default_workers(), cache_dir=args.cache)
-    sim_cpu = solve_s = 0.0
+    sim_cpu = 0.0
     rows = []
+    solves = []   # (board, threads, background, size) of every case, in order
     for r in results:
         for case in r.study.cases:
             board = r.study.boards[case.board].topology
             data = r.results[case.key]
-            start = time.process_time()
-            a = analyze(board, case.foreground, case.background, r.size_bytes or r.study.size_bytes)
-            solve_s += time.process_time() - start
+            solves.append((board, case.foreground, case.background, r.size_bytes or r.study.size_bytes))
+            a = analyze(*solves[-1])
             sim_cpu += data.get("cpu_s", 0.0)
             diff = a.makespan_ns / data["makespan_ns"] - 1.0
             b = data["bottleneck"]
-            rows.append((r.study.name, case.text, case.board, diff, b.get("limit"), b.get("resource")))
+            idle = not case.background and len(case.foreground) == 1
+            rows.append((r.study.name, case.text, case.board, diff, b.get("limit"), b.get("resource"), idle))
+    # the analytic side of the ratio: every case solved once, REPEATS times over (a pass is a fraction of a
+    # second, so one noisy moment of a shared machine would decide a single one); the verdict is the median's
+    passes = []
+    for _ in range(REPEATS):
+        start = time.process_time()
+        for solve in solves:
+            analyze(*solve)
+        passes.append(time.process_time() - start)
+    passes.sort()
+    solve_s = passes[len(passes) // 2]
     for study in dict.fromkeys(row[0] for row in rows):
         mine = [row for row in rows if row[0] == study]
         within5 = sum(abs(row[3]) <= 0.05 for row in mine)
         within10 = sum(abs(row[3]) <= 0.10 for row in mine)
         print(f"{study:<24} {len(mine):>4} cases: {within5} within 5%, {within10} within 10%, "
               f"{len(mine) - within10} beyond")
-        for name, text, board, diff, limit, resource in sorted(mine, key=lambda row: -abs(row[3]))[:3]:
+        for name, text, board, diff, limit, resource, _ in sorted(mine, key=lambda row: -abs(row[3]))[:3]:
             if abs(diff) > 0.10:
                 why = ("a full buffer (" + str(resource) + "): blocking the analytic model does not have"
                        if limit == "full buffer" else f"{resource} ({limit})")
                 print(f"    {diff:+7.1%}  {board}: {text}  - the simulation is limited by {why}")
+    idle = [row for row in rows if row[6]]
+    worst = max(idle, key=lambda row: abs(row[3]), default=None)
+    agree = sum(abs(row[3]) <= IDLE_TOLERANCE for row in idle)
+    if worst is not None:
+        print(f"idle single-thread cases: {agree} of {len(idle)} within {IDLE_TOLERANCE:.0%} (worst {worst[3]:+.1%},"
+              f" {worst[2]}: {worst[1]})  {'PASS' if agree == len(idle) else 'FAIL'}")
     speedup = sim_cpu / solve_s if solve_s else float("inf")
-    print(f"{len(rows)} cases: simulations {sim_cpu:.1f} CPU s, analytic {solve_s:.3f} CPU s: {speedup:,.0f} times"
-          f" faster (need >= {REQUIRED_SPEEDUP:,.0f})  {'PASS' if speedup >= REQUIRED_SPEEDUP else 'FAIL'}")
+    print(f"{len(rows)} cases: simulations {sim_cpu:.1f} CPU s, analytic {solve_s:.3f} CPU s (median of {REPEATS}"
+          f" passes; min {passes[0]:.3f}, max {passes[-1]:.3f}): {speedup:,.0f} times faster"
+          f" (need >= {REQUIRED_SPEEDUP:,.0f})  {'PASS' if speedup >= REQUIRED_SPEEDUP else 'FAIL'}")
     return 0
 
 

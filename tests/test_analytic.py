@@ -19,14 +19,85 @@ LINES = (1 << 20) // 64
 def test_one_thread_one_link_is_its_latency():
     """A reader one hop away with one line in flight: nothing queues, so a line takes the sum of the path: SRI and
     crossbar (1 + 2 ns), the request's 8 B at 4 GB/s, the link and the far crossbar (2 + 10 + 2), the memory's
-    64 B at 100 GB/s and its 50 ns, the data's 68 B back with the link and crossbar (17 + 10 + 2)."""
+    64 B at 100 GB/s and its 50 ns, the data's crossing of the home's crossbar and its 68 B back with the link and
+    crossbar (2 + 17 + 10 + 2)."""
     board = chain_board(2, window=1, coherence="probe_filter")
     result = simnuma.analyze(board, ["0.0.r.1"], size_bytes=1 << 20).to_dict()
-    latency = (1 + 2) + (2 + 10 + 2) + (0.64 + 50) + (17 + 10 + 2)
+    latency = (1 + 2) + (2 + 10 + 2) + (0.64 + 50) + (2 + 17 + 10 + 2)
     (t,) = result["threads"]
     assert t["latency_ns"]["mean"] == pytest.approx(latency, rel=1e-9)
     assert t["time_ns"] == pytest.approx(LINES * latency, rel=1e-6)
     assert t["bandwidth_GBps"] == pytest.approx(64 / latency, rel=1e-6)
+
+
+def test_a_buffer_pool_bounds_what_its_credits_let_through():
+    """One buffer per channel and sixteen lines in flight: the response channel's single data buffer is the limit.
+    A line's data hold it from the home's crossbar (2 ns) through their 68 B at 4 GB/s, the link and the far
+    crossbar (17 + 10 + 2) until the core takes them, and its credit comes back in a 4-byte NOP over the link
+    (1 + 10): one line every 42 ns, as the simulation has it."""
+    board = chain_board(2, window=16, buffers=1)
+    (t,) = simnuma.analyze(board, ["0.0.r.1"], size_bytes=1 << 20).to_dict()["threads"]
+    assert 64 / t["bandwidth_GBps"] == pytest.approx(2 + 17 + 10 + 2 + 1 + 10, rel=1e-9)
+    simulated = simulate(board, ["0.0.r.1"], size_bytes=1 << 20, baseline=False).to_dict()["threads"][0]
+    assert 64 / simulated["bandwidth_GBps"] == pytest.approx(42.0, rel=0.01)
+
+
+def test_a_curve_memory_is_as_slow_as_its_curve_at_the_load():
+    """A chase beside a paced reader on a curve memory: the analytic chase pays what the curve adds at the
+    memory's bandwidth (the reader's rate and the chase's own lines), and a little queueing at the memory's peak
+    rate (less than a line's time there), as the simulation's does."""
+    from model.test_curve import curve_board, curves
+    from simnuma.model.curve import curve_latency_ns
+
+    board = curve_board()
+    idle = simnuma.analyze(board, ["0.0.l.0"], size_bytes=1 << 20).thread("0.0.l.0")["latency_ns"]["mean"]
+    loaded = simnuma.analyze(board, ["0.0.l.0"], ["0.1.r.0@5GB/s"], size_bytes=1 << 20).to_dict()
+    chase = loaded["threads"][0]["latency_ns"]["mean"]
+    bandwidth = 5.0 + 64 / chase
+    added, most_GBps = curve_latency_ns(curves(), bandwidth, 1.0)
+    assert loaded["threads"][1]["bandwidth_GBps"] == pytest.approx(5.0)
+    assert added <= chase - idle <= added + 64 / most_GBps
+    simulated = simulate(board, ["0.0.l.0"], ["0.1.r.0@5GB/s"], size_bytes=1 << 20, baseline=False)
+    assert chase == pytest.approx(simulated.thread("0.0.l.0")["latency_ns"]["mean"], rel=0.05)
+
+
+def test_write_episodes_on_a_dram():
+    """The DRAM as the analytic model sees it: a write's share of its episode's turnarounds, and what a read waits
+    for the episode it meets (all of it right behind a local write-back, half of it at a random point)."""
+    from simnuma.analytic.memory import MemoryStation
+
+    quartet = load_topology("quartet").node(0)
+    d = quartet.dram
+    t = d.timings_ns
+    alone = MemoryStation(quartet, 1, False)
+    assert alone.read_ns == alone.write_ns == d.burst_ns and alone.episode_ns == 0.0
+    assert alone.wait_ns(0.05, 0.0) == 0.0
+    mixed = MemoryStation(quartet, 2, True)
+    bus = d.burst_ns + t["tRTRS"] / 2                       # two ranks: every other burst changes rank
+    writes = d.bypass_limit + 1                             # first-ready: writes pass a waiting read this often
+    turn = t["tRTW"] + t["tWTR"] + t["CL"]
+    assert mixed.read_ns == pytest.approx(bus)
+    assert mixed.write_ns == pytest.approx(bus + turn / writes)
+    assert mixed.episode_ns == pytest.approx(turn + writes * bus)
+    episode_share = 0.02 / writes * mixed.episode_ns        # a write every 50 ns: the share of time in episodes
+    assert mixed.wait_ns(0.02, 0.02) == pytest.approx(episode_share * mixed.episode_ns)
+    assert mixed.residual == 0.5
+    x6440 = load_topology("x6440").node(0)
+    gathered = MemoryStation(x6440, 4, True)
+    assert gathered.episode_writes == x6440.dram.write_burst / x6440.dram.channels   # Family 10h's write bursts
+
+
+@pytest.mark.parametrize("board, case", [("quartet", "0.0.w.0"), ("quartet", "0.0.w.1"), ("quartet", "0.0.w.3"),
+                                         ("x6440", "0.0.t.0"), ("x6440", "1.0.t.1"),
+                                         ("x6440-probe-filter", "0.0.t.0")])
+def test_idle_writers_and_triads_within_five_percent(board, case):
+    """Writers (their fills behind write episodes) and the X6440's triads (sockets 0 and 3 held by their probe
+    buffers' credit loop; with a probe filter the DRAM nearly busy): within 5% of the simulation."""
+    topology = (load_topology("x6440").with_parameters({"coherence": "probe_filter"}) if board.endswith("filter")
+                else load_topology(board))
+    analytic = simnuma.analyze(topology, [case]).makespan_ns
+    simulated = simulate(topology, [case], baseline=False).makespan_ns
+    assert analytic == pytest.approx(simulated, rel=0.05)
 
 
 @settings(max_examples=25, deadline=None)

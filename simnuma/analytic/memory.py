@@ -1,0 +1,90 @@
+"""A home memory as the analytic model sees it (``simnuma.analytic``): the time a read and a write hold it, the
+fixed latency of a read, and what a read waits at a load, for each of the board's memory models."""
+from __future__ import annotations
+
+from ..model.curve import curve_latency_ns
+
+__all__ = ["MemoryStation", "STREAMS"]
+
+LINE = 64
+
+# sequential streams a thread keeps at its memory: a write's fills and write-backs, a triad's b, c, a and a's
+# write-backs; a chase's lines are scattered
+STREAMS = {"r": 1, "w": 2, "t": 4, "l": 1}
+
+
+class MemoryStation:
+    """A home memory as the solver sees it: the time a read and a write hold it (over its channels), the fixed
+    latency of a read, and the wait a read meets at a load.
+
+    * **FIFO**: 64 B at the sustained rate; no load-dependent wait beyond the queue.
+    * **curve**: 64 B at the most the curves reach, within the idle latency (a line is done at the later of its
+      latency and its turn at that rate), and, at the memory's bandwidth and read share, what the measured curves
+      add to the idle latency (``curve_latency_ns``, as the simulation's memory does).
+    * **DRAM**: a burst per line, plus the rank-to-rank gap (tRTRS) between bursts of different ranks where
+      more than one stream shares the memory; writes are written in episodes (``write_burst`` over the
+      channels, or as many as first-ready scheduling lets pass a waiting read, ``bypass_limit + 1``), each
+      costing the bus its turnarounds (tRTW, and tWTR + CL before read data move again).  A read pays CL and,
+      once per row (an OS page per channel, or a row, the smaller), a precharge and an activation, and a refresh
+      now and then (tRFC, every tREFI); under a mix it waits for the write episode it meets: a local writer's
+      fill, right behind its own write-back, all of it; any other read, meeting it at a random point, half of it
+      (``residual``; the solver picks).
+
+    Abstracts away: which bank and row a line is in, the scheduler's choices one by one, and any bunching of
+    the reads.
+    """
+
+    def __init__(self, node, streams: int, mixed: bool):
+        self.node = node
+        self.model = node.memory_model if node.memory_model in ("dram", "curve") else "fifo"
+        if self.model == "dram" and node.dram is None:
+            self.model = "fifo"
+        self.episode_ns = 0.0
+        self.episode_writes = 1.0
+        self.residual = 1.0 if self.model == "curve" else 0.5
+        self.channels = 1
+        if self.model == "dram":
+            d = node.dram
+            t = d.timings_ns
+            self.channels = d.channels
+            bus_ns = d.burst_ns + ((1.0 - 1.0 / d.ranks) * t["tRTRS"] if streams > 1 else 0.0)
+            self.read_ns = bus_ns / d.channels
+            self.write_ns = self.read_ns
+            if mixed:
+                if d.write_burst:
+                    self.episode_writes = max(1.0, d.write_burst / d.channels)
+                elif d.scheduler == "fr-fcfs":
+                    self.episode_writes = d.bypass_limit + 1.0
+                turn_ns = t["tRTW"] + t["tWTR"] + t["CL"]
+                self.episode_ns = turn_ns + self.episode_writes * bus_ns
+                self.write_ns += turn_ns / self.episode_writes / d.channels
+            row_lines = min(d.os_page_bytes // LINE // d.channels, d.row_lines) or 1
+            self.delay_ns = (node.memory_latency_ns + t["CL"] + (t["tRP"] + t["tRCD"]) / row_lines
+                             + (t["tRFC"] ** 2 / (2.0 * t["tREFI"]) if t["tREFI"] else 0.0))
+        else:
+            sustained = node.memory_sustained_GBps or node.memory_bandwidth_GBps or 1.0
+            self.read_ns = self.write_ns = LINE / sustained
+            self.delay_ns = node.memory_latency_ns
+            if self.model == "curve":   # a line's turn at the peak rate passes within its latency, unless it queues
+                self.delay_ns = max(0.0, self.delay_ns - self.read_ns)
+
+    def scattered_ns(self) -> float:
+        """What a chase's scattered line adds: the precharge and activation of a row that is not open."""
+        if self.model != "dram":
+            return 0.0
+        t = self.node.dram.timings_ns
+        return t["tRP"] + t["tRCD"]
+
+    def wait_ns(self, reads_per_ns: float, writes_per_ns: float) -> float:
+        """What a read waits beyond the queue of lines at the memory, at this load."""
+        if self.model == "curve":
+            lines = reads_per_ns + writes_per_ns
+            if lines <= 0.0:
+                return 0.0
+            added, _ = curve_latency_ns(self.node.curves, lines * LINE, reads_per_ns / lines)
+            return max(0.0, added)
+        if not self.episode_ns or reads_per_ns <= 0.0:
+            return 0.0
+        # the whole episode: what a read meets from its start (``residual`` of it at a random point)
+        episodes_per_ns = writes_per_ns / self.channels / self.episode_writes
+        return min(1.0, episodes_per_ns * self.episode_ns) * self.episode_ns
