@@ -36,8 +36,11 @@ def test_a_buffer_pool_bounds_what_its_credits_let_through():
     crossbar (17 + 10 + 2) until the core takes them, and its credit comes back in a 4-byte NOP over the link
     (1 + 10): one line every 42 ns, as the simulation has it."""
     board = chain_board(2, window=16, buffers=1)
-    (t,) = simnuma.analyze(board, ["0.0.r.1"], size_bytes=1 << 20).to_dict()["threads"]
+    result = simnuma.analyze(board, ["0.0.r.1"], size_bytes=1 << 20).to_dict()
+    (t,) = result["threads"]
     assert 64 / t["bandwidth_GBps"] == pytest.approx(2 + 17 + 10 + 2 + 1 + 10, rel=1e-9)
+    assert result["bottleneck"]["limit"] == "credits" and result["bottleneck"]["resource"].startswith("link 1->0 response")
+    assert result["credits"][0]["in_use"] == pytest.approx(1.0)
     simulated = simulate(board, ["0.0.r.1"], size_bytes=1 << 20, baseline=False).to_dict()["threads"][0]
     assert 64 / simulated["bandwidth_GBps"] == pytest.approx(42.0, rel=0.01)
 

@@ -214,9 +214,10 @@ def _flows(topology, c: _Class, coherence: str) -> None:
 
 
 def _compile(c: _Class, index: dict, memory: MemoryStation) -> list:
-    """``c``'s transactions as ``[(request, [branch, ...])]``, each path ``(fixed delay ns, [(station, service)])``
-    with stations as indices: what the solver's inner loop reads.  A visit to the home memory takes a read's time
-    there and adds the memory's latency (and, for a chase, a row opened per line) to the path's fixed delay."""
+    """``c``'s transactions as ``[(request, [branch, ...])]``, each path ``(fixed delay ns, stations, services,
+    memories)`` with stations as indices: what the solver's inner loop reads (``memories``: where the path meets a
+    memory's load-dependent wait).  A visit to the home memory takes a read's time there and adds the memory's
+    latency (and, for a chase, a row opened per line) to the path's fixed delay."""
     fixed_ns = memory.delay_ns + (memory.scattered_ns() if c.op == "l" else 0.0)
 
     def path(entries) -> tuple:
@@ -228,13 +229,13 @@ def _compile(c: _Class, index: dict, memory: MemoryStation) -> list:
     return [(path(request), [path(b) for b in branches]) for request, branches in c.paths]
 
 
-def _cycle_ns(compiled: list, factor: list, added: list) -> float:
+def _cycle_ns(compiled: list, factor: list, waits: list) -> float:
     """Mean latency of a transaction: each station's service stretched by ``factor`` (1 + what waits there), plus
     what a memory adds at its load (its wait for writes, or its curve) and the fixed delays; the longest of the
     branches after the request."""
     total = 0.0
     stretch = factor.__getitem__
-    wait = added.__getitem__
+    wait = waits.__getitem__
     for request, branches in compiled:
         delay, stations, services, memories = request
         total += delay + sum(map(mul, map(stretch, stations), services))
@@ -268,82 +269,10 @@ def analyze(topology, threads, background=(), size_bytes: int = DEFAULT_SIZE_BYT
     workload.check(topology)
     classes = [_build(topology, s, True, topology.coherence) for s in workload.threads]
     classes += [_build(topology, s, False, topology.coherence) for s in workload.background]
-    memories = _memories(topology, classes)
-    demands = {}
-    for c in classes:
-        m = memories[c.home]
-        demands[c.label] = dict(c.demands)
-        demands[c.label][("memory", c.home)] = m.read_ns + c.writes * m.write_ns
-    stations = sorted({k for c in classes for k in demands[c.label]})   # ("link", 0, 1), ("memory", 0), ...
-    index = {k: i for i, k in enumerate(stations)}
-    known = _FLOWS[id(topology)][1]
-    layout = tuple(index)
-    compiled = {}
-    for c in classes:
-        m = memories[c.home]
-        key = ("compiled", c.node, c.home, c.op, layout, m.read_ns, m.delay_ns)
-        if key not in known:
-            known[key] = _compile(c, index, m)
-        compiled[c.label] = known[key]
-    demand = {c.label: [demands[c.label].get(k, 0.0) for k in stations] for c in classes}
-    queue = {c.label: [0.0] * len(stations) for c in classes}
-    throughput = {c.label: 0.0 for c in classes}
-    latencies = {c.label: 0.0 for c in classes}
-    waits = {c.label: [0.0] * len(stations) for c in classes}
-    # a local writer's fill reaches its DRAM right behind its own write-back (they leave the core together, the
-    # write-back first), so it meets the write episode from its start; any other read, a remote writer's fill
-    # included (its request overtakes the write-back's data on the first link), meets it at a random point
-    behind = {c.label for c in classes if c.writes and c.home == c.node}
-    at_memory = [(index[("memory", home)], m, [c for c in classes if c.home == home]) for home, m in memories.items()
-                 if m.model == "curve" or m.episode_ns]   # memories whose latency depends on their load
-    iterations = 0
-    for iterations in range(1, ITERATIONS + 1):
-        total = [sum(column) for column in zip(*queue.values())]
-        changed = 0.0
-        factors = {}
-        for c in classes:
-            # residence per unit demand at each station: 1 + what waits there (own customers less one)
-            less = 1.0 / c.customers
-            factors[c.label] = factor = [1.0 + QUEUEING * (t - o * less) for t, o in zip(total, queue[c.label])]
-            latencies[c.label] = latency = _cycle_ns(compiled[c.label], factor, waits[c.label])
-            # a paced thread issues no faster than its rate, whatever its lines take: a customer's cycle is at
-            # least its share of the rate's period
-            cycle = latency + c.hold_ns
-            paced = c.think_ns / len(c.paths)
-            x = c.customers / (cycle if cycle > paced else paced)
-            changed = max(changed, abs(x - throughput[c.label]) / max(x, 1e-12))
-            throughput[c.label] = x
-        for c in classes:
-            x = throughput[c.label]
-            queue[c.label] = [x * d * f for d, f in zip(demand[c.label], factors[c.label])]
-        for i, m, there in at_memory:
-            reads = sum(throughput[c.label] for c in there)
-            writes = sum(throughput[c.label] * c.writes for c in there)
-            wait = m.wait_ns(reads, writes)   # at this round's load, for the next round
-            for c in there:
-                waits[c.label][i] = wait if c.label in behind else wait * m.residual
-        if changed < TOLERANCE:
-            break
+    net = _Network(topology, classes)
+    throughput, latencies, iterations = net.solve()
     solved = dict(throughput)
-    # no station serves more than it can: the classes through one offered more are slowed to fit (the
-    # asymptotic bound, which the halved queueing alone does not keep near saturation)
-    # and no buffer pool turns its credits round faster than they come back (a pool's slots, each held for the
-    # packet's credit round trip)
-    limits = [(k, {c.label: demand[c.label][i] for c in classes if demand[c.label][i]}) for i, k in enumerate(stations)]
-    limits += [(k, {c.label: c.credits[k] for c in classes if k in c.credits})
-               for k in sorted({k for c in classes for k in c.credits})]
-    for _ in range(len(limits) + 1):
-        over = False
-        for k, per_class in limits:
-            offered = sum([throughput[label] * d for label, d in per_class.items()])
-            if offered > 1.0 + 1e-12:
-                over = True
-                for label in per_class:
-                    throughput[label] /= offered
-        if not over:
-            break
-    utilization = dict(zip(stations, (sum(column) for column in zip(
-        *([throughput[c.label] * d for d in demand[c.label]] for c in classes)))))
+    net.bound(throughput)
     lines = max(1, size_bytes // LINE)
     out_threads: list[dict] = []
     for c in classes:
@@ -361,20 +290,148 @@ def analyze(topology, threads, background=(), size_bytes: int = DEFAULT_SIZE_BYT
     for t in out_threads:
         if t["role"] == "background":
             t["time_ns"] = makespan
-    links = [{"src": k[1], "dst": k[2], "utilization": min(1.0, u), "offered": u}
-             for k, u in utilization.items() if k[0] == "link"]
-    memory = [{"node": k[1], "utilization": min(1.0, u), "offered": u} for k, u in utilization.items() if k[0] == "memory"]
-    probes = [{"node": k[1], "utilization": min(1.0, u)} for k, u in utilization.items() if k[0] == "probe"]
-    busiest = max(((f"link {k[1]}->{k[2]}" if k[0] == "link" else f"memory N{k[1]}" if k[0] == "memory"
-                    else f"probes N{k[1]}", u) for k, u in utilization.items()), key=lambda kv: kv[1],
-                  default=("none", 0.0))
-    bottleneck = {"resource": busiest[0], "utilization": min(1.0, busiest[1]),
-                  "limit": "busy" if busiest[1] >= SATURATED else "none"}
     data = {"version": __version__, "topology": topology.name, "mode": "analytic", "size_bytes": size_bytes,
-            "threads": out_threads, "makespan_ns": makespan, "links": sorted(links, key=lambda r: (r["src"], r["dst"])),
-            "memory": sorted(memory, key=lambda r: r["node"]), "probes": probes, "bottleneck": bottleneck,
+            "threads": out_threads, "makespan_ns": makespan, **net.usage(throughput),
             "solve_s": time.perf_counter() - start, "iterations": iterations}
     return AnalyticResult(data)
+
+
+class _Network:
+    """The classes of one case on their stations and buffer pools, ready to solve."""
+
+    def __init__(self, topology, classes: list):
+        self.classes = classes
+        self.memories = memories = _memories(topology, classes)
+        demands = {}
+        for c in classes:
+            m = memories[c.home]
+            demands[c.label] = dict(c.demands)
+            demands[c.label][("memory", c.home)] = m.read_ns + c.writes * m.write_ns
+        self.stations = stations = sorted({k for c in classes for k in demands[c.label]})   # ("link", 0, 1), ...
+        index = {k: i for i, k in enumerate(stations)}
+        known = _FLOWS[id(topology)][1]
+        layout = tuple(index)
+        self.compiled = {}
+        for c in classes:
+            m = memories[c.home]
+            key = ("compiled", c.node, c.home, c.op, layout, m.read_ns, m.delay_ns)
+            if key not in known:
+                known[key] = _compile(c, index, m)
+            self.compiled[c.label] = known[key]
+        self.demand = {c.label: [demands[c.label].get(k, 0.0) for k in stations] for c in classes}
+        # memories whose latency depends on their load, with the station index and the classes there
+        self.loaded = [(index[("memory", home)], m, [c for c in classes if c.home == home])
+                       for home, m in memories.items() if m.model == "curve" or m.episode_ns]
+
+    def solve(self) -> tuple:
+        """``(throughput, latency, iterations)``: Schweitzer's iteration to a fixed point (module docstring)."""
+        classes = self.classes
+        queue = {c.label: [0.0] * len(self.stations) for c in classes}
+        throughput = {c.label: 0.0 for c in classes}
+        latencies = {c.label: 0.0 for c in classes}
+        waits = {c.label: [0.0] * len(self.stations) for c in classes}
+        # a local writer's fill reaches its DRAM right behind its own write-back (they leave the core together, the
+        # write-back first), so it meets the write episode from its start; any other read, a remote writer's fill
+        # included (its request overtakes the write-back's data on the first link), meets it at a random point
+        behind = {c.label for c in classes if c.writes and c.home == c.node}
+        iterations = 0
+        for iterations in range(1, ITERATIONS + 1):
+            total = [sum(column) for column in zip(*queue.values())]
+            changed = 0.0
+            factors = {}
+            for c in classes:
+                # residence per unit demand at each station: 1 + what waits there (own customers less one)
+                less = 1.0 / c.customers
+                factors[c.label] = factor = [1.0 + QUEUEING * (t - o * less) for t, o in zip(total, queue[c.label])]
+                latencies[c.label] = latency = _cycle_ns(self.compiled[c.label], factor, waits[c.label])
+                # a paced thread issues no faster than its rate, whatever its lines take: a customer's cycle is at
+                # least its share of the rate's period
+                cycle = latency + c.hold_ns
+                paced = c.think_ns / len(c.paths)
+                x = c.customers / (cycle if cycle > paced else paced)
+                changed = max(changed, abs(x - throughput[c.label]) / max(x, 1e-12))
+                throughput[c.label] = x
+            for c in classes:
+                x = throughput[c.label]
+                queue[c.label] = [x * d * f for d, f in zip(self.demand[c.label], factors[c.label])]
+            for i, m, there in self.loaded:
+                reads = sum(throughput[c.label] for c in there)
+                writes = sum(throughput[c.label] * c.writes for c in there)
+                wait = m.wait_ns(reads, writes)   # at this round's load, for the next round
+                for c in there:
+                    waits[c.label][i] = wait if c.label in behind else wait * m.residual
+            if changed < TOLERANCE:
+                break
+        return throughput, latencies, iterations
+
+    def loads(self, throughput: dict) -> tuple:
+        """``(utilization per station, share of slots in use per buffer pool)`` at ``throughput``."""
+        utilization = dict(zip(self.stations, (sum(column) for column in zip(
+            *([throughput[c.label] * d for d in self.demand[c.label]] for c in self.classes)))))
+        credits: dict = {}
+        for c in self.classes:
+            x = throughput[c.label]
+            for k, d in c.credits.items():
+                credits[k] = credits.get(k, 0.0) + x * d
+        return utilization, credits
+
+    def bound(self, throughput: dict) -> None:
+        """Slow the classes through any station offered more than it serves (the asymptotic bound, which the halved
+        queueing alone does not keep near saturation), or through any buffer pool whose credits would have to come
+        back faster than their round trip allows."""
+        utilization, credits = self.loads(throughput)
+        if max(utilization.values(), default=0.0) <= 1.0 + 1e-12 and max(credits.values(), default=0.0) <= 1.0 + 1e-12:
+            return
+        classes = self.classes
+        limits = [(k, {c.label: self.demand[c.label][i] for c in classes if self.demand[c.label][i]})
+                  for i, k in enumerate(self.stations)]
+        per_pool: dict = {}
+        for c in classes:
+            for k, d in c.credits.items():
+                per_pool.setdefault(k, {})[c.label] = d
+        limits += sorted(per_pool.items())
+        for _ in range(len(limits) + 1):
+            over = False
+            for _k, per_class in limits:
+                offered = sum([throughput[label] * d for label, d in per_class.items()])
+                if offered > 1.0 + 1e-12:
+                    over = True
+                    for label in per_class:
+                        throughput[label] /= offered
+            if not over:
+                break
+
+    def usage(self, throughput: dict) -> dict:
+        """The result's ``links``, ``memory``, ``probes``, ``credits`` (each pool's slots in use, as a share) and
+        ``bottleneck``, at ``throughput``."""
+        utilization, credits = self.loads(throughput)
+        links = [{"src": k[1], "dst": k[2], "utilization": min(1.0, u), "offered": u}
+                 for k, u in utilization.items() if k[0] == "link"]
+        memory = [{"node": k[1], "utilization": min(1.0, u), "offered": u}
+                  for k, u in utilization.items() if k[0] == "memory"]
+        probes = [{"node": k[1], "utilization": min(1.0, u)} for k, u in utilization.items() if k[0] == "probe"]
+        pools = sorted(({"pool": _pool_name(k), "in_use": min(1.0, u)} for k, u in credits.items()),
+                       key=lambda r: -r["in_use"])
+        station, busy = max(utilization.items(), key=lambda kv: kv[1], default=(("none",), 0.0))
+        if pools and pools[0]["in_use"] > busy:
+            resource, u, limit = pools[0]["pool"], pools[0]["in_use"], "credits"
+        else:
+            resource, u, limit = _station_name(station), busy, "busy"
+        bottleneck = {"resource": resource, "utilization": min(1.0, u), "limit": limit if u >= SATURATED else "none"}
+        return {"links": sorted(links, key=lambda r: (r["src"], r["dst"])), "memory": sorted(memory, key=lambda r: r["node"]),
+                "probes": probes, "credits": pools, "bottleneck": bottleneck}
+
+
+def _station_name(key: tuple) -> str:
+    if key[0] == "link":
+        return f"link {key[1]}->{key[2]}"
+    return f"memory N{key[1]}" if key[0] == "memory" else f"probes N{key[1]}" if key[0] == "probe" else "none"
+
+
+def _pool_name(key: tuple) -> str:
+    """``link 0->1 probe buffers``: a buffer pool in words (``data buffers`` for a channel's data)."""
+    kind, src, dst, vc = key
+    return f"link {src}->{dst} {vc} {'data buffers' if kind == 'data credit' else 'buffers'}"
 
 
 def case_analysis(topology, case: Case, size_bytes: int = DEFAULT_SIZE_BYTES) -> AnalyticResult:
@@ -396,10 +453,14 @@ def render_analysis(data: dict) -> str:
     lines += ["", "busiest links: " + ", ".join(f"{r['src']}->{r['dst']} {100 * r['utilization']:.0f}%" for r in busy),
               "memory: " + ", ".join(f"N{r['node']} {100 * r['utilization']:.0f}%" for r in data["memory"])]
     b = data["bottleneck"]
-    lines.append(f"bottleneck: {b['resource']} ({100 * b['utilization']:.1f}% busy)" if b["limit"] == "busy" else
-                 f"bottleneck: nothing saturates; the busiest is {b['resource']} at {100 * b['utilization']:.1f}%")
-    lines.append(f"solved in {1e3 * data['solve_s']:.1f} ms; the analytic model has no finite buffers, credit loops"
-                 " or DRAM banks: docs/analytic.md says where it parts from the simulation")
+    if b["limit"] == "busy":
+        lines.append(f"bottleneck: {b['resource']} ({100 * b['utilization']:.1f}% busy)")
+    elif b["limit"] == "credits":
+        lines.append(f"bottleneck: {b['resource']} (their credits cannot come back faster)")
+    else:
+        lines.append(f"bottleneck: nothing saturates; the busiest is {b['resource']} at {100 * b['utilization']:.1f}%")
+    lines.append(f"solved in {1e3 * data['solve_s']:.1f} ms; the analytic model has no blocking (buffer pools only"
+                 " bound their rate) and no DRAM banks: docs/analytic.md says where it parts from the simulation")
     return "\n".join(lines)
 
 
