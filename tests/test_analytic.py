@@ -30,6 +30,20 @@ def test_one_thread_one_link_is_its_latency():
     assert t["bandwidth_GBps"] == pytest.approx(64 / latency, rel=1e-6)
 
 
+def test_links_in_parallel_carry_each_packet_on_one_link():
+    """Two links between the pair: a line still serialises at one link's rate (the closed form above, unchanged),
+    while sixteen lines in flight share both links and their buffers (within 5% of the simulation)."""
+    single = chain_board(2, window=1)
+    double = single.with_parameters({"links.0-1.count": 2, "defaults.ports": 2})
+    one = simnuma.analyze(single, ["0.0.r.1"], size_bytes=1 << 20).thread("0.0.r.1")["latency_ns"]["mean"]
+    two = simnuma.analyze(double, ["0.0.r.1"], size_bytes=1 << 20).thread("0.0.r.1")["latency_ns"]["mean"]
+    assert two == pytest.approx(one, rel=1e-9)
+    board = chain_board(2, window=16, buffers=1).with_parameters({"links.0-1.count": 2, "defaults.ports": 2})
+    analytic = simnuma.analyze(board, ["0.0.w.1"], size_bytes=1 << 20).makespan_ns
+    simulated = simulate(board, ["0.0.w.1"], size_bytes=1 << 20, baseline=False).makespan_ns
+    assert analytic == pytest.approx(simulated, rel=0.05)
+
+
 def test_a_buffer_pool_bounds_what_its_credits_let_through():
     """One buffer per channel and sixteen lines in flight: the response channel's single data buffer is the limit.
     A line's data hold it from the home's crossbar (2 ns) through their 68 B at 4 GB/s, the link and the far

@@ -127,7 +127,10 @@ def _path(topology, a: int, b: int, kind: str, c: _Class, weight: float, lag_ns:
         c.demands[back] = c.demands.get(back, 0.0) + weight * NOP * back_ns_per_byte / link.count
         waits = PACKET_BYTES[kind] if k == 0 else HEADER_BYTES.get(kind, PACKET_BYTES[kind])
         flight_ns = link.latency_ns + topology.node(dst).xbar_latency_ns
-        out.append((key, waits * ns_per_byte / link.count, flight_ns))
+        # a packet takes one of the pair's links: links in parallel are a multi-server station (Seidmann's: a queue
+        # of the pair's share of the serialisation, and a delay of the rest)
+        serial_ns = waits * ns_per_byte
+        out.append((key, serial_ns / link.count, flight_ns + serial_ns * (1.0 - 1.0 / link.count)))
         # a receive buffer is held from its credit's use until the next stage takes the packet (the next link
         # forwards it on its header; the consumer takes it whole), and comes back in a NOP over the reverse
         sent = PACKET_BYTES[kind] if k == len(hops) - 1 else HEADER_BYTES.get(kind, PACKET_BYTES[kind])
@@ -413,7 +416,7 @@ class _Network:
         pools = sorted(({"pool": _pool_name(k), "in_use": min(1.0, u)} for k, u in credits.items()),
                        key=lambda r: -r["in_use"])
         station, busy = max(utilization.items(), key=lambda kv: kv[1], default=(("none",), 0.0))
-        if pools and pools[0]["in_use"] > busy:
+        if pools and pools[0]["in_use"] >= SATURATED and pools[0]["in_use"] > busy:   # credits the limit
             resource, u, limit = pools[0]["pool"], pools[0]["in_use"], "credits"
         else:
             resource, u, limit = _station_name(station), busy, "busy"
