@@ -181,3 +181,15 @@ def test_explain_command(capsys):
     out = capsys.readouterr().out
     assert "compared with 0.0.w.0 alone" in out and "DRAM queue" in out
     assert main(["explain", "quartet", "0.0.w.9"]) == 2
+
+
+def test_explain_with_a_changed_board_says_so(capsys):
+    assert main(["explain", "x6440", "0.0.t.0", "--set", "coherence=probe_filter", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["changes"] == {"coherence": "probe_filter"} and data["board_hash"]
+    assert data["threads"]["0.0.t.0"]["stages"]["probes"] == 0.0   # a probe filter sends no probes here
+    assert main(["explain", "quartet", "0.0.r.1", "--set", "link_defaults.latency=20ns"]) == 0
+    assert "; link_defaults.latency = 20ns)" in capsys.readouterr().out
+    assert main(["explain", "quartet", "0.0.r.1", "--set", "coherence=nope"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--set coherence=nope" in err[0]

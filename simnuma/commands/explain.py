@@ -14,6 +14,9 @@ def register(sub) -> None:
     p.add_argument("specs", nargs="+", metavar="CASE", help="the case, e.g. 0.0.w.1 1.0.w.0 + high@low")
     p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
     p.add_argument("--json", action="store_true", help="print the stage times as JSON")
+    p.add_argument("--set", action="append", default=[], metavar="PATH=VALUE", dest="changes",
+                   help="change one board parameter, as simnuma run --set does (repeatable), e.g."
+                        " --set coherence=probe_filter")
     p.set_defaults(func=cmd_explain)
 
 
@@ -22,12 +25,19 @@ def cmd_explain(args) -> int:
     from ..topology import load_topology
     from ..trace.explain import explain, explain_text
 
+    from .run import apply_changes, parse_changes
+
     topo = load_topology(args.board)
+    changes = parse_changes(args.changes)
+    if changes:
+        topo = apply_changes(topo, changes)
     case = parse_case(args.specs).placed(topo)
     from ..workload import Workload
 
     Workload.build(case.threads, case.background).check(topo)
-    data = explain(topo, case.name, seed=args.seed)
+    from .run import _traced
+
+    data = _traced(explain(topo, case.name, seed=args.seed), topo, changes)
     if args.json:
         json.dump(data, sys.stdout, indent=2)
         print()

@@ -79,7 +79,9 @@ def explain(topology, case_text, size_bytes: int = 16 << 20, seed: int = 1, tran
 
 def explain_text(data: dict) -> str:
     """The text ``simnuma explain`` prints."""
-    lines = [f"{data['case']} on {data['topology']} (seed {data['seed']}): one miss of each thread, stage by stage"
+    board = data["topology"] + (f" ({data['board_hash']})" if data.get("board_hash") else "")
+    changed = "".join(f"; {path} = {value}" for path, value in (data.get("changes") or {}).items())
+    lines = [f"{data['case']} on {board} (seed {data['seed']}{changed}): one miss of each thread, stage by stage"
              " (mean ns over the transactions recorded, warm-up left out)", ""]
     for label, t in data["threads"].items():
         s, ref = t["stages"], t["local_stages"]
