@@ -34,7 +34,7 @@ class MemoryStation:
     the reads.
     """
 
-    def __init__(self, node, streams: int, mixed: bool):
+    def __init__(self, node, streams: int, mixed: bool, read_share: float = 1.0):
         self.node = node
         self.model = node.memory_model if node.memory_model in ("dram", "curve") else "fifo"
         if self.model == "dram" and node.dram is None:
@@ -43,6 +43,8 @@ class MemoryStation:
         self.episode_writes = 1.0
         self.residual = 1.0 if self.model == "curve" else 0.5
         self.channels = 1
+        self.scattered_ns = 0.0
+        self.write_hold_ns = 0.0
         if self.model == "dram":
             d = node.dram
             t = d.timings_ns
@@ -50,6 +52,7 @@ class MemoryStation:
             bus_ns = d.burst_ns + ((1.0 - 1.0 / d.ranks) * t["tRTRS"] if streams > 1 else 0.0)
             self.read_ns = bus_ns / d.channels
             self.write_ns = self.read_ns
+            self.write_hold_ns = t["CWL"] + bus_ns   # a write-back's queue entry: until its burst has ended
             if mixed:
                 if d.write_burst:
                     self.episode_writes = max(1.0, d.write_burst / d.channels)
@@ -59,21 +62,25 @@ class MemoryStation:
                 self.episode_ns = turn_ns + self.episode_writes * bus_ns
                 self.write_ns += turn_ns / self.episode_writes / d.channels
             row_lines = min(d.os_page_bytes // LINE // d.channels, d.row_lines) or 1
-            self.delay_ns = (node.memory_latency_ns + t["CL"] + (t["tRP"] + t["tRCD"]) / row_lines
-                             + (t["tRFC"] ** 2 / (2.0 * t["tREFI"]) if t["tREFI"] else 0.0))
+            refresh_ns = t["tRFC"] ** 2 / (2.0 * t["tREFI"]) if t["tREFI"] else 0.0
+            self.delay_ns = node.memory_latency_ns + t["CL"] + (t["tRP"] + t["tRCD"]) / row_lines + refresh_ns
+            # a chase's scattered line opens its row, in a bank whose row the idle timer has closed by then if
+            # there is one (it comes back to a bank after as many lines as there are banks), else one to close
+            self.scattered_ns = (t["tRCD"] + (0.0 if d.idle_close_ns else t["tRP"])
+                                 - (t["tRP"] + t["tRCD"]) / row_lines)
         else:
-            sustained = node.memory_sustained_GBps or node.memory_bandwidth_GBps or 1.0
-            self.read_ns = self.write_ns = LINE / sustained
+            self.read_ns = self.write_ns = LINE / self._most_GBps(read_share)
             self.delay_ns = node.memory_latency_ns
             if self.model == "curve":   # a line's turn at the peak rate passes within its latency, unless it queues
                 self.delay_ns = max(0.0, self.delay_ns - self.read_ns)
+            self.write_hold_ns = self.write_ns
+        self.bus_hold_ns = self.read_ns * self.channels   # a line's time on its channel
 
-    def scattered_ns(self) -> float:
-        """What a chase's scattered line adds: the precharge and activation of a row that is not open."""
-        if self.model != "dram":
-            return 0.0
-        t = self.node.dram.timings_ns
-        return t["tRP"] + t["tRCD"]
+    def _most_GBps(self, read_share: float) -> float:
+        """What the memory serves at most: a curve's most at the read share, or a FIFO memory's sustained rate."""
+        if self.model == "curve":
+            return curve_latency_ns(self.node.curves, 0.0, read_share)[1]
+        return self.node.memory_sustained_GBps or self.node.memory_bandwidth_GBps or 1.0
 
     def wait_ns(self, reads_per_ns: float, writes_per_ns: float) -> float:
         """What a read waits beyond the queue of lines at the memory, at this load."""
@@ -81,7 +88,10 @@ class MemoryStation:
             lines = reads_per_ns + writes_per_ns
             if lines <= 0.0:
                 return 0.0
-            added, _ = curve_latency_ns(self.node.curves, lines * LINE, reads_per_ns / lines)
+            share = reads_per_ns / lines
+            # the curve at the bandwidth the memory serves: no more than its most (the rest waits in its queue)
+            bandwidth = min(lines * LINE, self._most_GBps(share))
+            added, _ = curve_latency_ns(self.node.curves, bandwidth, share)
             return max(0.0, added)
         if not self.episode_ns or reads_per_ns <= 0.0:
             return 0.0
