@@ -3,6 +3,7 @@ fixed latency of a read, and what a read waits at a load, for each of the board'
 from __future__ import annotations
 
 from ..model.curve import curve_latency_ns
+from ..model.pages import AddressMap
 
 __all__ = ["MemoryStation", "STREAMS"]
 
@@ -25,8 +26,9 @@ class MemoryStation:
       more than one stream shares the memory; writes are written in episodes (``write_burst`` over the
       channels, or as many as first-ready scheduling lets pass a waiting read, ``bypass_limit + 1``), each
       costing the bus its turnarounds (tRTW, and tWTR + CL before read data move again).  A read pays CL and,
-      once per row (an OS page per channel, or a row, the smaller), a precharge and an activation, and a refresh
-      now and then (tRFC, every tREFI); under a mix it waits for the write episode it meets: a local writer's
+      once per row (an OS page per channel, or a row, the smaller), a precharge and an activation, another
+      each time a stream sharing its bank has closed its row (``_conflicts``), and a refresh now and then (tRFC,
+      every tREFI); under a mix it waits for the write episode it meets: a local writer's
       fill, right behind its own write-back, all of it; any other read, meeting it at a random point, half of it
       (``residual``; the solver picks).
 
@@ -34,7 +36,7 @@ class MemoryStation:
     the reads.
     """
 
-    def __init__(self, node, streams: int, mixed: bool, read_share: float = 1.0):
+    def __init__(self, node, streams: int, mixed: bool, read_share: float = 1.0, threads: tuple = ()):
         self.node = node
         self.model = node.memory_model if node.memory_model in ("dram", "curve") else "fifo"
         if self.model == "dram" and node.dram is None:
@@ -63,7 +65,9 @@ class MemoryStation:
                 self.write_ns += turn_ns / self.episode_writes / d.channels
             row_lines = min(d.os_page_bytes // LINE // d.channels, d.row_lines) or 1
             refresh_ns = t["tRFC"] ** 2 / (2.0 * t["tREFI"]) if t["tREFI"] else 0.0
-            self.delay_ns = node.memory_latency_ns + t["CL"] + (t["tRP"] + t["tRCD"]) / row_lines + refresh_ns
+            conflict_ns = _conflicts(d, threads, self.episode_writes) * (t["tRP"] + t["tRCD"])
+            self.delay_ns = (node.memory_latency_ns + t["CL"] + (t["tRP"] + t["tRCD"]) / row_lines + refresh_ns
+                             + conflict_ns)
             # a chase's scattered line opens its row, in a bank whose row the idle timer has closed by then if
             # there is one (it comes back to a bank after as many lines as there are banks), else one to close
             self.scattered_ns = (t["tRCD"] + (0.0 if d.idle_close_ns else t["tRP"])
@@ -98,3 +102,46 @@ class MemoryStation:
         # the whole episode: what a read meets from its start (``residual`` of it at a random point)
         episodes_per_ns = writes_per_ns / self.channels / self.episode_writes
         return min(1.0, episodes_per_ns * self.episode_ns) * self.episode_ns
+
+
+# per op: (sequential read streams, write-back streams) a thread keeps at its memory (a chase's lines are scattered)
+OP_STREAMS = {"r": (1, 0), "w": (1, 1), "t": (3, 1), "l": (0, 0)}
+
+
+def _conflicts(dram, threads: tuple, episode_writes: float) -> float:
+    """Row conflicts per read between the memory's streams: a stream's current page shares its bank with another
+    stream's one time in as many slots as pages can take (the page placer draws them so), and then each switch
+    between the two closes the other's row.  Two read streams switch as often as the scheduler cannot serve one's
+    queued row hits in a row (first-ready: up to ``bypass_limit + 1`` of them, as many as a stream has queued,
+    its thread's lines in flight over its streams; in order: every time); a read stream and a write-back stream
+    once per write episode.  ``threads``: ``(op, lines in flight)`` of every thread at the memory."""
+    slots = _slots(dram)
+    streams = []   # (is_write, lines of it queued at a time)
+    for op, customers in threads:
+        reads, writes = OP_STREAMS[op]
+        queued = customers / max(1, reads + writes)
+        streams += [(False, queued)] * reads + [(True, queued)] * writes
+    read_streams = [queued for is_write, queued in streams if not is_write]
+    if not read_streams or len(streams) < 2:
+        return 0.0
+    first_ready = dram.scheduler == "fr-fcfs"
+    total = 0.0
+    for k, queued in enumerate(read_streams):
+        run = min(dram.bypass_limit + 1.0, max(1.0, queued)) if first_ready else 1.0
+        others = len(read_streams) - 1
+        writes = len(streams) - len(read_streams)
+        total += (others / run + writes / max(1.0, episode_writes)) / slots
+    return total / len(read_streams)
+
+
+_SLOTS: dict = {}   # id(DRAM parameters) -> (them, their page slots): kept alive here, so that an id is not reused
+
+
+def _slots(dram) -> int:
+    """How many bank slots (channel, rank and bank bits above the OS page) the page placer draws from."""
+    held = _SLOTS.get(id(dram))
+    if held is None or held[0] is not dram:
+        if len(_SLOTS) >= 256:
+            _SLOTS.clear()
+        held = _SLOTS[id(dram)] = (dram, AddressMap(dram).slots)
+    return held[1]

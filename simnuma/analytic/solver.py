@@ -39,7 +39,7 @@ class Network:
 
     def __init__(self, topology, classes: list, cache: dict):
         self.classes = classes
-        self.memories = memories = _memories(topology, classes)
+        self.memories = memories = _memories(topology, classes, cache)
         demands = {}
         for c in classes:
             m = memories[c.home]
@@ -240,16 +240,19 @@ class Network:
                 "bottleneck": bottleneck}
 
 
-def _memories(topology, classes) -> dict:
+def _memories(topology, classes, cache: dict) -> dict:
     """Each home memory of ``classes`` as the solver sees it, from every thread that uses it (the read share
-    counted at one transaction per customer of each)."""
+    counted at one transaction per customer of each); kept per board and mix of threads."""
     out = {}
     for home in sorted({c.home for c in classes}):
         there = [c for c in classes if c.home == home]
-        reads = sum(c.customers for c in there)
-        writes = sum(c.customers * c.writes for c in there)
-        out[home] = MemoryStation(topology.node(home), sum(STREAMS[c.op] for c in there), writes > 0.0,
-                                  reads / (reads + writes))
+        key = ("memory", home, tuple(sorted((c.op, c.customers, c.writes) for c in there)))
+        if key not in cache:
+            reads = sum(c.customers for c in there)
+            writes = sum(c.customers * c.writes for c in there)
+            cache[key] = MemoryStation(topology.node(home), sum(STREAMS[c.op] for c in there), writes > 0.0,
+                                       reads / (reads + writes), tuple((c.op, c.customers) for c in there))
+        out[home] = cache[key]
     return out
 
 
