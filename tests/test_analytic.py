@@ -78,6 +78,52 @@ def test_a_curve_memory_is_as_slow_as_its_curve_at_the_load():
     assert chase == pytest.approx(simulated.thread("0.0.l.0")["latency_ns"]["mean"], rel=0.05)
 
 
+@pytest.mark.parametrize("threads", [["0.0.w.0"], ["0.0.r.0"], ["0.0.t.0"], [f"0.{k}.w.0" for k in range(4)],
+                                     [f"0.{k}.r.0" for k in range(8)]])
+def test_threads_on_a_curve_memory_converge_and_agree(threads):
+    """On a curve memory a thread's load moves the latency along a steep curve: the solution still converges (the
+    load read no higher than the memory serves, the wait moved halfway each round) and agrees with the
+    simulation within 5%, one thread or eight."""
+    from model.test_curve import curve_board
+
+    board = curve_board()
+    analytic = simnuma.analyze(board, threads, size_bytes=1 << 20).to_dict()
+    assert "warnings" not in analytic
+    simulated = simulate(board, threads, size_bytes=1 << 20, baseline=False).to_dict()
+    assert analytic["threads"][0]["bandwidth_GBps"] == pytest.approx(simulated["threads"][0]["bandwidth_GBps"],
+                                                                     rel=0.05)
+
+
+def test_a_paced_triad_goes_at_its_rate():
+    """A paced thread's rate counts every transaction's line, a triad's three included, as the simulation does."""
+    quartet = load_topology("quartet")
+    result = simnuma.analyze(quartet, ["1.0.r.1"], ["0.1.t.0@1GB/s"], size_bytes=1 << 20).to_dict()
+    assert result["threads"][1]["bandwidth_GBps"] == pytest.approx(1.0)
+
+
+def test_a_bounded_thread_leaves_the_others_their_share():
+    """A background reader asking far more than its route can carry is held at what the bounds let through, and
+    the foreground thread is solved again beside it at that rate, as if it had asked for no more."""
+    quartet = load_topology("quartet")
+    greedy = simnuma.analyze(quartet, ["0.0.r.0"], ["1.0.r.3@40GB/s"]).to_dict()
+    held = greedy["threads"][1]["bandwidth_GBps"]
+    modest = simnuma.analyze(quartet, ["0.0.r.0"], [f"1.0.r.3@{held}GB/s"]).to_dict()
+    assert greedy["threads"][0]["bandwidth_GBps"] == pytest.approx(modest["threads"][0]["bandwidth_GBps"], rel=0.03)
+
+
+def test_a_dram_queue_of_one_entry_bounds_its_memory():
+    """One DRAM queue entry, held from a read's admission until its data leave (50 ns and its 64 B at 100 GB/s):
+    about one line every 50.64 ns (a little more: the solver's wait for the bus), as the simulation has it, and
+    the queue named as the bottleneck."""
+    board = chain_board(2, window=8).with_parameters({"defaults.memory.queue": 1})
+    result = simnuma.analyze(board, ["0.0.r.1"], size_bytes=1 << 20).to_dict()
+    assert 64 / result["threads"][0]["bandwidth_GBps"] == pytest.approx(50.64, rel=1e-3)
+    assert result["bottleneck"] == {"resource": "N1 DRAM queue", "utilization": pytest.approx(1.0, abs=1e-3), "limit": "queue"}
+    simulated = simulate(board, ["0.0.r.1"], size_bytes=1 << 20, baseline=False).to_dict()
+    assert result["threads"][0]["bandwidth_GBps"] == pytest.approx(simulated["threads"][0]["bandwidth_GBps"],
+                                                                   rel=0.01)
+
+
 def test_write_episodes_on_a_dram():
     """The DRAM as the analytic model sees it: a write's share of its episode's turnarounds, and what a read waits
     for the episode it meets (all of it right behind a local write-back, half of it at a random point)."""

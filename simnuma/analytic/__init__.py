@@ -126,6 +126,8 @@ def render_analysis(data: dict) -> str:
         lines.append(f"bottleneck: {b['resource']} ({100 * b['utilization']:.1f}% busy)")
     elif b["limit"] == "credits":
         lines.append(f"bottleneck: {b['resource']} (their credits cannot come back faster)")
+    elif b["limit"] == "queue":
+        lines.append(f"bottleneck: {b['resource']} (every entry taken)")
     else:
         lines.append(f"bottleneck: nothing saturates; the busiest is {b['resource']} at {100 * b['utilization']:.1f}%")
     lines.append(f"solved in {1e3 * data['solve_s']:.1f} ms; the analytic model has no blocking (buffer pools only"

@@ -72,6 +72,7 @@ def thread_class(topology, spec, foreground: bool) -> ThreadClass:
 # dozen boards at most; a sweep's points are new boards, and the oldest are let go.
 _BOARDS: dict = {}
 _MOST_BOARDS = 64
+_MOST_ENTRIES = 20_000   # flows, paths, compiled classes and memories of one board
 
 
 def forget() -> None:
@@ -86,6 +87,8 @@ def board_cache(topology) -> dict:
         if len(_BOARDS) >= _MOST_BOARDS:
             _BOARDS.pop(next(iter(_BOARDS)))
         held = _BOARDS[id(topology)] = (topology, {})
+    if len(held[1]) > _MOST_ENTRIES:   # a long sweep on one board: start again rather than grow
+        held[1].clear()
     return held[1]
 
 

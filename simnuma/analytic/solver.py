@@ -156,9 +156,10 @@ class Network:
             for i, _read_ns, m, there in loaded:
                 reads = sum([throughput[label] for label, _w, _share in there])
                 writes = sum([throughput[label] * w for label, w, _share in there])
-                wait = m.wait_ns(reads, writes)   # at this round's load, for the next round
+                wait = m.wait_ns(reads, writes)   # at this round's load, for the next round ...
                 for label, _w, share in there:
-                    waits[label][i] = wait * share
+                    # ... halfway from the last: a steep curve would otherwise swing the load round a fixed point
+                    waits[label][i] = 0.5 * (waits[label][i] + wait * share)
             if changed < TOLERANCE:
                 break
         total = [sum(column) for column in zip(*queue.values())]
@@ -229,8 +230,12 @@ class Network:
         pools = sorted(((u, k) for k, u in loads.items() if k[0] in ("credit", "data credit") and u >= 0.25),
                        reverse=True)[:MOST_POOLS]
         station, busy = max(utilization.items(), key=lambda kv: kv[1], default=(("none",), 0.0))
-        if pools and pools[0][0] >= SATURATED and pools[0][0] > busy:   # credits the limit
+        queue, entries = max(((k, u) for k, u in loads.items() if k[0] == "queue"), key=lambda kv: kv[1],
+                             default=(("queue", -1), 0.0))
+        if pools and pools[0][0] >= SATURATED and pools[0][0] > max(busy, entries):   # credits the limit
             resource, u, limit = _pool_name(pools[0][1]), pools[0][0], "credits"
+        elif entries >= SATURATED and entries > busy:   # the DRAM queue's entries the limit
+            resource, u, limit = f"N{queue[1]} DRAM queue", entries, "queue"
         else:
             resource, u, limit = _station_name(station), busy, "busy"
         bottleneck = {"resource": resource, "utilization": min(1.0, u), "limit": limit if u >= SATURATED else "none"}
