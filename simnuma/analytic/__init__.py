@@ -2,31 +2,28 @@
 approximate mean value analysis (Schweitzer's, with a fork-join maximum for the probes).
 
 Every thread is a closed class of ``window`` customers (its lines in flight; a latency chase one; a paced
-thread ``core.requests`` of them, each cycling no faster than ``requests / rate`` per line, so that the thread
-goes at its rate unless its lines in flight cannot carry it).  A miss visits:
+thread ``core.requests`` of them, each cycling no faster than ``requests x 64 B / rate`` per transaction, so
+that the thread goes at its rate unless its lines in flight cannot carry it).  A miss visits (``flows.py``):
 
 * **queueing stations**, each with the service demand the miss puts on it: every link direction (the bytes
-  of each packet crossing it: request 8, probe 8, probe response 4, read data 68, source-done 4, victim 72,
-  and a 4-byte NOP on the reverse direction for each packet received), the home memory (:class:`~simnuma.analytic.memory.MemoryStation`: the
-  time a read and a write hold it), and each probed node's probe lookup (``probe.lookup`` shared by
-  ``sri.probe_queue`` slots, as Seidmann's approximation of a multi-server station: a queue of
-  ``lookup / slots`` and a delay of the rest);
-* **delay stations**, fixed latencies: the SRI, each crossbar (the sender's, for what the MCT sends) and link
-  flight on the way, the memory's latency; and, depending on the load, what the memory adds: a DRAM's wait
-  for the write episode a read meets, or a curve memory's loaded latency at its bandwidth and read share.
+  of each packet crossing it, and a 4-byte NOP on the reverse direction for each packet received), the home
+  memory (``memory.py``: the time a read and a write hold it), and each probed node's probe lookup
+  (``probe.lookup`` shared by ``sri.probe_queue`` slots, as Seidmann's approximation of a multi-server
+  station);
+* **delay stations**, fixed latencies: the SRI, each crossbar and link flight on the way, the memory's
+  latency; and, depending on the load, what the memory adds: a DRAM's wait for the write episode a read
+  meets, or a curve memory's loaded latency at its bandwidth and read share.
 
 A read's latency is its request's path to the home, then the longer of the memory path (DRAM and the data
-back) and the slowest probe's round trip (to the probed node, its lookup, the response to the requester);
-a write's miss buffer stays busy ``core.hold.w`` more.  The throughput of a class is its customers over its
-cycle; each station's residence time grows with the customers of the other classes queued there (and of
-its own, less one).  Then two kinds of bound: no station is offered more than it serves, and no buffer pool
-turns its credits round faster than they come back (each packet holds a receive buffer from its credit's use
-until the next stage takes it, plus the NOP's way back).
+back) and the slowest probe's round trip; a write's miss buffer stays busy ``core.hold.w`` more.  The solver
+(``solver.py``) finds each class's throughput, then bounds it: no station is offered more than it serves,
+no link buffer pool turns its credits round faster than they come back, no DRAM queue holds more lines than
+its entries; a class a bound slows is held there and the others solved again.
 
 What it lacks, by design: blocking (a packet waiting for a credit, a chain of full buffers backing up), so it
-sees a pool only when its credits are the limit; the DRAM's banks and scheduler (it has average row openings,
-turnarounds, rank gaps and refresh, not their timing); the order of packets within a link, and any bunching of
-a thread's lines.  ``beside`` names those where the two disagree.
+sees a pool only when its credits are the limit; the DRAM's banks and scheduler (it has averages of their row
+openings and conflicts, turnarounds, rank gaps and refresh, not their timing); the order of packets within a
+link, and any bunching of a thread's lines.  ``beside`` names those where the two disagree.
 """
 from __future__ import annotations
 
@@ -131,7 +128,8 @@ def render_analysis(data: dict) -> str:
     else:
         lines.append(f"bottleneck: nothing saturates; the busiest is {b['resource']} at {100 * b['utilization']:.1f}%")
     lines.append(f"solved in {1e3 * data['solve_s']:.1f} ms; the analytic model has no blocking (buffer pools only"
-                 " bound their rate) and no DRAM banks: docs/analytic.md says where it parts from the simulation")
+                 " bound their rate) and averages the DRAM's banks and scheduling: docs/analytic.md says where it"
+                 " parts from the simulation")
     return "\n".join(lines)
 
 
@@ -149,6 +147,6 @@ def beside(simulated: dict, analytic_ns: float) -> tuple:
         return diff, (f"no blocking in the analytic model (its buffers only bound how fast their credits come"
                       f" back): {b.get('buffer')} is full {100 * (b.get('full_fraction') or 0):.0f}% of the time")
     if str(b.get("resource", "")).startswith("memory"):
-        return diff, ("no DRAM banks or scheduler in the analytic model (only average turnarounds, rank gaps and"
-                      " refresh): the memory limits here")
+        return diff, ("no DRAM banks or scheduler in the analytic model (only averages of their row conflicts,"
+                      " turnarounds, rank gaps and refresh): the memory limits here")
     return diff, "the approximate MVA's queueing (no blocking, no order of packets within a link)"
