@@ -38,7 +38,7 @@ from ..topology import load_topology
 from ..units import LINE_BYTES
 from ..workload import Workload
 from .flows import board_cache, thread_class
-from .solver import Network
+from .solver import ROUNDS, Network
 
 __all__ = ["analyze", "AnalyticResult", "case_analysis", "render_analysis", "beside", "AGREES"]
 
@@ -95,8 +95,8 @@ def analyze(topology, threads, background=(), size_bytes: int = DEFAULT_SIZE_BYT
     data = {"version": __version__, "topology": topology.name, "mode": "analytic", "size_bytes": size_bytes,
             "threads": out_threads, "makespan_ns": makespan, **net.usage(),
             "solve_s": time.perf_counter() - start, "iterations": iterations}
-    if iterations >= net.most_iterations:
-        data["warnings"] = [f"the analytic model did not converge in {iterations} iterations"]
+    if net.rounds >= ROUNDS:
+        data["warnings"] = [f"the analytic model did not converge ({net.rounds} rounds, {iterations} iterations)"]
     return AnalyticResult(data)
 
 

@@ -38,6 +38,7 @@ class MemoryStation:
 
     def __init__(self, node, streams: int, mixed: bool, read_share: float = 1.0, threads: tuple = ()):
         self.node = node
+        self.read_share = read_share
         self.model = node.memory_model if node.memory_model in ("dram", "curve") else "fifo"
         if self.model == "dram" and node.dram is None:
             self.model = "fifo"

@@ -6,12 +6,13 @@ and what a memory adds at its load), its miss buffer's hold, and no less than it
 the other classes' queues and this class's less one customer's share (Schweitzer); services here are constant (a
 packet's serialisation, a burst), so it counts half, as M/D/1 waits half of M/M/1.
 
-Then, in every iteration, two kinds of bound: no station is offered more than it serves, and no buffer pool
-turns its slots round faster than they come back.  A link's receive buffer is held from the use of its credit
-until the next stage takes the packet and its credit is back (``flows.py``), plus whatever the packet waits for
-its turn on the link; a node's DRAM queue entry from a read's admission until its data leave, a write-back's
-until its burst has ended.  A class through a station or pool offered more is slowed to fit, and the other
-classes see it at the slower rate: the bounds are part of the fixed point.
+Then the bounds: no station is offered more than it serves, no buffer pool turns its slots round faster than
+they come back, no DRAM queue holds more lines than its entries.  A link's receive buffer is held from the use of
+its credit until the next stage takes the packet and its credit is back (``flows.py``), plus whatever the packet
+waits behind other threads' packets on the link; a node's DRAM queue entry from a read's admission until its
+data leave, a write-back's until its burst has ended.  The solution is found again in rounds, with the classes
+an overloaded resource holds back capped at what it lets through (``Network.solve``), so that the others see
+them at their slower rate.
 """
 from __future__ import annotations
 
@@ -25,9 +26,10 @@ __all__ = ["Network"]
 # Service times here are constant (a packet's serialisation, a line's burst): an arrival waits about half what
 # it would behind exponential services (M/D/1 against M/M/1), so what waits at a station counts half.
 QUEUEING = 0.5
-ITERATIONS = 2000
 TOLERANCE = 1e-4   # relative change of every throughput between iterations: far inside the model's own error
-ROUNDS = 20        # solutions with the bounds' rates held, at most (each slows at least one class further)
+ROUNDS = 100       # rounds of the solution, at most (classes held at the bounds' rates, or iterations going on)
+ROUND_ITERATIONS = 25   # iterations a round takes at most before its bounds are checked
+CAPS_SETTLE = 1e-3  # the caps have settled when none moves by more than this share between rounds
 SATURATED = 0.95
 MOST_POOLS = 8     # the fullest buffer pools a result lists
 
@@ -35,11 +37,17 @@ MOST_POOLS = 8     # the fullest buffer pools a result lists
 class Network:
     """The classes of one case on their stations and buffer pools, ready to solve."""
 
-    most_iterations = ITERATIONS
 
     def __init__(self, topology, classes: list, cache: dict):
-        self.classes = classes
-        self.memories = memories = _memories(topology, classes, cache)
+        self.topology, self.classes, self.cache = topology, classes, cache
+        self.last: dict = {}   # the throughputs the last round ended with
+        self._setup(None)
+
+    def _setup(self, shares: dict | None) -> None:
+        """Stations, demands and compiled paths, with each home memory at ``shares`` of reads (a curve memory's
+        peak depends on it), or at the share its threads' customers give."""
+        classes, cache = self.classes, self.cache
+        self.memories = memories = _memories(self.topology, classes, cache, shares)
         demands = {}
         for c in classes:
             m = memories[c.home]
@@ -59,7 +67,7 @@ class Network:
         # memories whose latency depends on their load, with the station index and the classes there
         self.loaded = [(index[("memory", home)], m, [c for c in classes if c.home == home])
                        for home, m in memories.items() if m.model == "curve" or m.episode_ns]
-        self._limits(topology, cache, layout)
+        self._limits(self.topology, cache, layout)
 
     def _limits(self, topology, cache: dict, layout: tuple) -> None:
         """What the bounds check: per buffer pool, what each class holds (with the link stations where its packets
@@ -77,22 +85,83 @@ class Network:
                        for home, m in self.memories.items()]
 
     def solve(self) -> tuple:
-        """``(throughput, latency, iterations)`` at the fixed point (module docstring).  The bounds are checked at
-        the solution; a class they slow is held at that rate (never faster) and the rest solved again, so that they
-        see it at its slower rate, until nothing more has to be slowed."""
+        """``(throughput, latency, iterations)`` at the fixed point (module docstring).  Each round solves with some
+        classes held at a cap, then reads every resource's load at that solution: a class is held to what its
+        fullest resource lets through (an overloaded one makes all its classes wait the same, ``_caps``), and a
+        held class whose resources have room again may rise, until the caps settle.  A curve memory's peak
+        follows the read share the round's throughputs give."""
         caps: dict = {}
-        iterations = 0
         state = None
-        for _ in range(ROUNDS):
-            throughput, latencies, used, state = self._iterate(caps, state)   # from where the last round ended
+        iterations = 0
+        self.offered: dict = {}
+        self.rounds = 0
+        for self.rounds in range(1, ROUNDS + 1):
+            # from the last round's end; a round that has not converged in ROUND_ITERATIONS has its bounds
+            # checked anyway (an overloaded network converges slowly, a capped one fast), and goes on next round
+            throughput, latencies, used, state, at_pace, converged = self._iterate(caps, state)
             iterations += used
-            bounded = dict(throughput)
-            self.loads = self._bound(bounded, state)
-            slowed = {label: x for label, x in bounded.items() if x < throughput[label] * (1.0 - 1e-6)}
-            if not slowed:
+            demands = self._demands(state)
+            self.loads = self._loads(throughput, demands)
+            if not self.offered:
+                self.offered = self.loads   # what the classes asked for, before any bound
+            settled = self._reshare(throughput)
+            new_caps = self._caps(throughput, demands, self.loads, caps, latencies)
+            if converged and settled and all(abs(new_caps.get(k, 0.0) - caps.get(k, 0.0)) <= CAPS_SETTLE * caps.get(k, 1.0)
+                               for k in set(caps) | set(new_caps)):
                 break
-            caps.update(slowed)
-        return bounded, latencies, iterations
+            caps = new_caps
+            if not settled:
+                state = None   # the stations changed with the memory's peak: start again from empty queues
+        return throughput, latencies, iterations
+
+    def _reshare(self, throughput: dict) -> bool:
+        """Whether every curve memory's read share is what the throughputs give; if not, set them up again so."""
+        shares = {}
+        for home, m in self.memories.items():
+            if m.model != "curve":
+                continue
+            there = [c for c in self.classes if c.home == home]
+            reads = sum(throughput[c.label] for c in there)
+            writes = sum(throughput[c.label] * c.writes for c in there)
+            if reads + writes > 0.0:
+                shares[home] = round(reads / (reads + writes), 3)
+        if all(abs(share - self.memories[home].read_share) < 0.005 for home, share in shares.items()):
+            return True
+        self._setup(shares)
+        return False
+
+    def _caps(self, throughput: dict, demands: dict, loads: dict, caps: dict, latencies: dict) -> dict:
+        """The next round's caps (``solve``).  An overloaded resource makes every class through it wait the same
+        extra time a transaction, as a queue served in turn would: the wait at which its classes, each at its
+        customers over its cycle and that wait (no faster than its pace), take exactly what it serves.  A held
+        class whose resources all have room may rise as far as the fullest lets it."""
+        over = [k for k, u in loads.items() if u > 1.0 + 1e-12]
+        if not over and not caps:
+            return {}   # nothing overloaded, nothing held: the common case
+        rows = {c.label: (c.customers, latencies[c.label] + c.hold_ns, c.period_ns) for c in self.classes}
+        scale: dict = {}
+        for k in over:
+            if k in self.index:
+                i = self.index[k]
+                users = [(label, dem[i]) for label, dem in self.demand.items() if dem[i]]
+            else:
+                users = [(label, d) for label, terms in demands.items() for r, d in terms if r == k]
+            wait = _common_wait([(d,) + rows[label] for label, d in users])
+            for label, _d in users:
+                customers, cycle, period = rows[label]
+                x = customers / max(cycle + wait, period)
+                s = x / throughput[label] if throughput[label] else 1.0
+                scale[label] = min(scale.get(label, s), s)
+        out = {}
+        for label, x in throughput.items():
+            if label in scale and scale[label] < 1.0 - 1e-9:
+                out[label] = x * scale[label]
+            elif label in caps:   # held, and its resources have room: it may rise to the fullest
+                dem = self.demand[label]
+                fullest = max([loads[self.stations[i]] for i, d in enumerate(dem) if d]
+                              + [loads[k] for k, _d in demands[label]])
+                out[label] = x / fullest if fullest > 0.0 else caps[label]
+        return out
 
     def _iterate(self, caps: dict, start) -> tuple:
         """Schweitzer's iteration with the classes in ``caps`` held at no more than their cap, from ``start`` (a
@@ -100,11 +169,18 @@ class Network:
         queue, queues))`` at the fixed point."""
         classes = self.classes
         width = len(self.stations)
+        throughput = {c.label: 0.0 for c in classes}
         if start is None:
-            queue = {c.label: [0.0] * width for c in classes}
+            # Schweitzer's start: each class's customers spread over the stations it uses, as its demands are
+            queue = {}
+            for c in classes:
+                demand = self.demand[c.label]
+                whole = sum(demand) or 1.0
+                queue[c.label] = [c.customers * d / whole for d in demand]
             waits = {c.label: [0.0] * width for c in classes}
         else:
             _factors, waits, _total, queue = start
+            throughput = dict(self.last)
         # a local writer's fill reaches its DRAM right behind its own write-back (they leave the core together, the
         # write-back first), so it meets the write episode from its start; any other read, a remote writer's fill
         # included (its request overtakes the write-back's data on the first link), meets it at a random point.
@@ -119,12 +195,11 @@ class Network:
         # per class, what the loop reads: (label, paths, demands, customers, shortest cycle, hold, cap)
         rows = [(c.label, self.compiled[c.label], self.demand[c.label], c.customers, c.period_ns, c.hold_ns,
                  caps.get(c.label)) for c in classes]
-        throughput = {c.label: 0.0 for c in classes}
         latencies = {c.label: 0.0 for c in classes}
         factors: dict = {}
         alone = len(classes) == 1
         iterations = 0
-        for iterations in range(1, ITERATIONS + 1):
+        for iterations in range(1, ROUND_ITERATIONS + 1):
             total = queue[rows[0][0]] if alone else [sum(column) for column in zip(*queue.values())]
             changed = 0.0
             solved = {}
@@ -158,12 +233,23 @@ class Network:
                 writes = sum([throughput[label] * w for label, w, _share in there])
                 wait = m.wait_ns(reads, writes)   # at this round's load, for the next round ...
                 for label, _w, share in there:
-                    # ... halfway from the last: a steep curve would otherwise swing the load round a fixed point
-                    waits[label][i] = 0.5 * (waits[label][i] + wait * share)
+                    # ... for a curve, halfway from the last: a steep curve would otherwise swing the load round a
+                    # fixed point
+                    before = waits[label][i]
+                    waits[label][i] = after = 0.5 * (before + wait * share) if m.model == "curve" else wait * share
+                    # the waits settle too, measured against a read's whole time in the memory
+                    scale = m.delay_ns + after
+                    if abs(after - before) > changed * scale:
+                        changed = abs(after - before) / scale
             if changed < TOLERANCE:
                 break
+        converged = changed < TOLERANCE
         total = [sum(column) for column in zip(*queue.values())]
-        return throughput, latencies, iterations, (factors, waits, total, queue)
+        self.last = throughput
+        # the classes held back by their own pace (not by a cap): what _caps leaves them
+        at_pace = {label for label, _c, _d, customers, period, hold, cap in rows
+                   if period and latencies[label] + hold <= period and (cap is None or customers / period <= cap)}
+        return throughput, latencies, iterations, (factors, waits, total, queue), at_pace, converged
 
     def _demands(self, state) -> dict:
         """What each class takes of every buffer pool and DRAM queue per transaction at the solver's ``state``:
@@ -198,33 +284,15 @@ class Network:
                 loads[k] = loads.get(k, 0.0) + x * d
         return loads
 
-    def _bound(self, throughput: dict, state) -> dict:
-        """Slow the classes through any station, buffer pool or DRAM queue offered more than it can take, in a
-        fixed order (module docstring), until none is; the resources' loads then."""
-        demands = self._demands(state)
-        for _ in range(8):
-            loads = self._loads(throughput, demands)
-            over = sorted(k for k, u in loads.items() if u > 1.0 + 1e-12)
-            if not over:
-                return loads
-            for k in over:
-                users = ([(label, d[self.index[k]]) for label, d in self.demand.items() if d[self.index[k]]]
-                         if k in self.index else
-                         [(label, d) for label, terms in demands.items() for r, d in terms if r == k])
-                offered = sum([throughput[label] * d for label, d in users])
-                if offered > 1.0 + 1e-12:
-                    for label, _d in users:
-                        throughput[label] /= offered
-        return self._loads(throughput, demands)
-
     def usage(self) -> dict:
         """The result's ``links``, ``memory``, ``probes``, ``credits`` (the fullest link buffer pools, those at
         least a quarter in use) and ``bottleneck``, at the solution."""
         loads = self.loads
         utilization = {k: u for k, u in loads.items() if k[0] in ("link", "memory", "probe")}
-        links = [{"src": k[1], "dst": k[2], "utilization": min(1.0, u), "offered": u}
+        offered = self.offered   # before any bound held a class back
+        links = [{"src": k[1], "dst": k[2], "utilization": u, "offered": offered.get(k, u)}
                  for k, u in utilization.items() if k[0] == "link"]
-        memory = [{"node": k[1], "utilization": min(1.0, u), "offered": u}
+        memory = [{"node": k[1], "utilization": u, "offered": offered.get(k, u)}
                   for k, u in utilization.items() if k[0] == "memory"]
         probes = [{"node": k[1], "utilization": min(1.0, u)} for k, u in utilization.items() if k[0] == "probe"]
         pools = sorted(((u, k) for k, u in loads.items() if k[0] in ("credit", "data credit") and u >= 0.25),
@@ -245,18 +313,40 @@ class Network:
                 "bottleneck": bottleneck}
 
 
-def _memories(topology, classes, cache: dict) -> dict:
-    """Each home memory of ``classes`` as the solver sees it, from every thread that uses it (the read share
-    counted at one transaction per customer of each); kept per board and mix of threads."""
+def _common_wait(users: list) -> float:
+    """The extra wait a transaction (ns) at which ``users`` (``[(share of the resource a transaction, customers,
+    cycle ns, pace ns)]``) take exactly all of a resource: each at ``customers / max(cycle + wait, pace)``.  What
+    they take falls, convex, as the wait grows: Newton's steps from no wait approach the root from below."""
+    wait = 0.0
+    for _ in range(50):
+        taken = slope = 0.0
+        for d, customers, cycle, period in users:
+            spent = cycle + wait
+            if spent > period:
+                taken += d * customers / spent
+                slope += d * customers / (spent * spent)
+            else:
+                taken += d * customers / period   # at its pace: the wait takes nothing from it yet
+        if taken <= 1.0 + 1e-9 or slope <= 0.0:
+            break
+        wait += (taken - 1.0) / slope
+    return wait
+
+
+def _memories(topology, classes, cache: dict, shares: dict | None = None) -> dict:
+    """Each home memory of ``classes`` as the solver sees it, from every thread that uses it, at the read share of
+    ``shares`` or else counted at one transaction per customer of each; kept per board, mix of threads and
+    share."""
     out = {}
     for home in sorted({c.home for c in classes}):
         there = [c for c in classes if c.home == home]
-        key = ("memory", home, tuple(sorted((c.op, c.customers, c.writes) for c in there)))
+        reads = sum(c.customers for c in there)
+        writes = sum(c.customers * c.writes for c in there)
+        share = (shares or {}).get(home, reads / (reads + writes))
+        key = ("memory", home, tuple(sorted((c.op, c.customers, c.writes) for c in there)), share)
         if key not in cache:
-            reads = sum(c.customers for c in there)
-            writes = sum(c.customers * c.writes for c in there)
             cache[key] = MemoryStation(topology.node(home), sum(STREAMS[c.op] for c in there), writes > 0.0,
-                                       reads / (reads + writes), tuple((c.op, c.customers) for c in there))
+                                       share, tuple((c.op, c.customers) for c in there))
         out[home] = cache[key]
     return out
 
