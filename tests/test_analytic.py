@@ -164,14 +164,17 @@ def test_write_episodes_on_a_dram():
 def test_streams_that_share_a_bank_close_each_other_s_rows():
     """A triad with three lines in flight on the Quartet: four streams on eight bank slots; each read stream has
     fewer than one line queued, so it meets the two other read streams' row changes on every access, and the
-    write-back stream's once per write episode (five writes): (2 + 1/5) / 8 conflicts a read."""
+    write-back stream's once per write episode (five writes), each one time in eight (two ranks of four banks):
+    1 - (1 - 1/8)^2 (1 - 1/40) conflicts a read."""
     from simnuma.analytic.memory import _conflicts
 
     d = load_topology("quartet").node(0).dram
-    assert _conflicts(d, (("t", 3),), d.bypass_limit + 1) == pytest.approx((2 + 1 / 5) / 8)
+    assert _conflicts(d, (("t", 3),), d.bypass_limit + 1) == pytest.approx(1 - (7 / 8) ** 2 * (39 / 40))
     assert _conflicts(d, (("r", 3),), 1) == 0.0                      # one stream alone never conflicts
     deep = _conflicts(d, (("r", 16), ("r", 16)), 1)                   # queued hits go in runs of bypass_limit + 1
     assert deep == pytest.approx(1 / (d.bypass_limit + 1) / 8)
+    many = _conflicts(d, tuple(("t", 3) for _ in range(8)), d.bypass_limit + 1)   # never more than every read
+    assert 0.0 < many < 1.0
 
 
 @pytest.mark.parametrize("board, case", [("quartet", "0.0.w.0"), ("quartet", "0.0.w.1"), ("quartet", "0.0.w.3"),

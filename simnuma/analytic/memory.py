@@ -3,7 +3,6 @@ fixed latency of a read, and what a read waits at a load, for each of the board'
 from __future__ import annotations
 
 from ..model.curve import curve_latency_ns
-from ..model.pages import AddressMap
 
 __all__ = ["MemoryStation", "STREAMS"]
 
@@ -110,13 +109,14 @@ OP_STREAMS = {"r": (1, 0), "w": (1, 1), "t": (3, 1), "l": (0, 0)}
 
 
 def _conflicts(dram, threads: tuple, episode_writes: float) -> float:
-    """Row conflicts per read between the memory's streams: a stream's current page shares its bank with another
-    stream's one time in as many slots as pages can take (the page placer draws them so), and then each switch
-    between the two closes the other's row.  Two read streams switch as often as the scheduler cannot serve one's
-    queued row hits in a row (first-ready: up to ``bypass_limit + 1`` of them, as many as a stream has queued,
-    its thread's lines in flight over its streams; in order: every time); a read stream and a write-back stream
-    once per write episode.  ``threads``: ``(op, lines in flight)`` of every thread at the memory."""
-    slots = _slots(dram)
+    """Row conflicts per read between the memory's streams: a stream's current line is in the bank of another
+    stream's one time in as many as a channel has banks (ranks x banks; the page placer draws pages evenly over
+    them), and then each switch between the two closes the other's row.  Two read streams switch as often as the
+    scheduler cannot serve one's queued row hits in a row (first-ready: up to ``bypass_limit + 1`` of them, as many
+    as a stream has queued, its thread's lines in flight over its streams; in order: every time); a read stream
+    and a write-back stream once per write episode.  The chances combine as independent ones.  ``threads``: ``(op,
+    lines in flight)`` of every thread at the memory."""
+    banks = dram.ranks * dram.banks
     streams = []   # (is_write, lines of it queued at a time)
     for op, customers in threads:
         reads, writes = OP_STREAMS[op]
@@ -126,23 +126,11 @@ def _conflicts(dram, threads: tuple, episode_writes: float) -> float:
     if not read_streams or len(streams) < 2:
         return 0.0
     first_ready = dram.scheduler == "fr-fcfs"
+    writes = len(streams) - len(read_streams)
     total = 0.0
-    for k, queued in enumerate(read_streams):
+    for queued in read_streams:
         run = min(dram.bypass_limit + 1.0, max(1.0, queued)) if first_ready else 1.0
-        others = len(read_streams) - 1
-        writes = len(streams) - len(read_streams)
-        total += (others / run + writes / max(1.0, episode_writes)) / slots
+        clear = (1.0 - 1.0 / banks / run) ** (len(read_streams) - 1)
+        clear *= (1.0 - 1.0 / banks / max(1.0, episode_writes)) ** writes
+        total += 1.0 - clear
     return total / len(read_streams)
-
-
-_SLOTS: dict = {}   # id(DRAM parameters) -> (them, their page slots): kept alive here, so that an id is not reused
-
-
-def _slots(dram) -> int:
-    """How many bank slots (channel, rank and bank bits above the OS page) the page placer draws from."""
-    held = _SLOTS.get(id(dram))
-    if held is None or held[0] is not dram:
-        if len(_SLOTS) >= 256:
-            _SLOTS.clear()
-        held = _SLOTS[id(dram)] = (dram, AddressMap(dram).slots)
-    return held[1]
