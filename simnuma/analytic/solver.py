@@ -260,12 +260,12 @@ class Network:
         out: dict = {}
         for c in self.classes:
             label = c.label
-            others = [t - m for t, m in zip(total, queue[label])] if len(self.classes) > 1 else None
-            terms = out[label] = []
-            for k, held, queued in self.pool_terms[label]:
-                if others is not None and queued:
-                    held += QUEUEING * sum([others[i] * serial for i, serial in queued])
-                terms.append((k, held))
+            if len(self.classes) == 1:   # no other thread's packets to wait behind
+                out[label] = [(k, held) for k, held, _queued in self.pool_terms[label]]
+                continue
+            others = [t - m for t, m in zip(total, queue[label])]
+            out[label] = [(k, held + QUEUEING * sum([others[i] * serial for i, serial in queued]) if queued else held)
+                          for k, held, queued in self.pool_terms[label]]
         for i, slots, m, there in self.queues:
             for label, writes in there:
                 f = factors[label][i]
