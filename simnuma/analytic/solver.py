@@ -29,7 +29,8 @@ QUEUEING = 0.5
 TOLERANCE = 1e-4   # relative change of every throughput between iterations: far inside the model's own error
 ROUNDS = 100       # rounds of the solution, at most (classes held at the bounds' rates, or iterations going on)
 ROUND_ITERATIONS = 25   # iterations a round takes at most before its bounds are checked
-CAPS_SETTLE = 1e-3  # the caps have settled when none moves by more than this share between rounds
+CAPS_SETTLE = 5e-3  # the caps have settled when none moves by more than this share between rounds (the results
+#                    move by under 0.3% against 1e-3)
 SATURATED = 0.95
 MOST_POOLS = 8     # the fullest buffer pools a result lists
 
