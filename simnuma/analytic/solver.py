@@ -107,8 +107,8 @@ class Network:
                 self.offered = self.loads   # what the classes asked for, before any bound
             settled = self._reshare(throughput)
             new_caps = self._caps(throughput, demands, self.loads, caps, latencies)
-            if converged and settled and all(abs(new_caps.get(k, 0.0) - caps.get(k, 0.0)) <= CAPS_SETTLE * caps.get(k, 1.0)
-                               for k in set(caps) | set(new_caps)):
+            held = set(new_caps) == set(caps) and all(abs(new_caps[k] - caps[k]) <= CAPS_SETTLE * caps[k] for k in caps)
+            if converged and settled and held:
                 break
             caps = new_caps
             if not settled:
