@@ -202,19 +202,20 @@ class Network:
         iterations = 0
         for iterations in range(1, ROUND_ITERATIONS + 1):
             total = queue[rows[0][0]] if alone else [sum(column) for column in zip(*queue.values())]
+            base = [1.0 + QUEUEING * t for t in total]
             changed = 0.0
             solved = {}
             for label, compiled, _demand, customers, period, hold, cap in rows:
                 # residence per unit demand at each station: 1 + what waits there (own customers less one)
-                less = 1.0 / customers
-                factors[label] = factor = [1.0 + QUEUEING * (t - o * less) for t, o in zip(total, queue[label])]
+                mine = QUEUEING / customers
+                factors[label] = factor = [b - o * mine for b, o in zip(base, queue[label])]
                 # what a memory adds at its load, as a stretch of a read's time there
                 stretched = factor
                 if loaded:
                     stretched = factor[:]
-                    mine = waits[label]
+                    own_waits = waits[label]
                     for i, read_ns, _m, _there in loaded:
-                        stretched[i] += mine[i] / read_ns
+                        stretched[i] += own_waits[i] / read_ns
                 latencies[label] = latency = _cycle_ns(compiled, stretched)
                 # a paced thread issues no faster than its rate, whatever its lines take
                 cycle = latency + hold
