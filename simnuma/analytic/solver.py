@@ -49,14 +49,13 @@ class Network:
         peak depends on it), or at the share its threads' customers give."""
         classes, cache = self.classes, self.cache
         self.memories = memories = _memories(self.topology, classes, cache, shares)
-        demands = {}
-        for c in classes:
-            m = memories[c.home]
-            demands[c.label] = dict(c.demands)
-            demands[c.label][("memory", c.home)] = m.read_ns + c.writes * m.write_ns
-        self.stations = stations = sorted({k for c in classes for k in demands[c.label]})   # ("link", 0, 1), ...
+        memory_demand = {c.label: memories[c.home].read_ns + c.writes * memories[c.home].write_ns for c in classes}
+        keys = {k for c in classes for k in c.demands}
+        keys.update(("memory", c.home) for c in classes)
+        self.stations = stations = sorted(keys)   # ("link", 0, 1), ("memory", 0), ...
         self.index = index = {k: i for i, k in enumerate(stations)}
-        layout = tuple(stations)
+        # the stations' order, as a small number: the caches' keys below hash it often
+        layout = cache.setdefault(("layout", tuple(stations)), len(cache))
         self.compiled = {}
         for c in classes:
             m = memories[c.home]
@@ -64,13 +63,17 @@ class Network:
             if key not in cache:
                 cache[key] = _compile(c, index, m)
             self.compiled[c.label] = cache[key]
-        self.demand = {c.label: [demands[c.label].get(k, 0.0) for k in stations] for c in classes}
+        self.demand = {}
+        for c in classes:
+            row = [c.demands.get(k, 0.0) for k in stations]
+            row[index[("memory", c.home)]] = memory_demand[c.label]
+            self.demand[c.label] = row
         # memories whose latency depends on their load, with the station index and the classes there
         self.loaded = [(index[("memory", home)], m, [c for c in classes if c.home == home])
                        for home, m in memories.items() if m.model == "curve" or m.episode_ns]
         self._limits(self.topology, cache, layout)
 
-    def _limits(self, topology, cache: dict, layout: tuple) -> None:
+    def _limits(self, topology, cache: dict, layout: int) -> None:
         """What the bounds check: per buffer pool, what each class holds (with the link stations where its packets
         also queue); per node, its DRAM queue's entries and the classes that use it."""
         self.pool_terms = {}
