@@ -85,7 +85,8 @@ class Network:
             self.pool_terms[c.label] = cache[key]
         # each node's DRAM queue: a read holds an entry for its time in the memory, a write-back for its burst
         self.queues = [(self.index[("memory", home)], topology.node(home).memory_queue, m,
-                        [(c.label, c.writes) for c in self.classes if c.home == home])
+                        [(c.label, c.writes, m.scattered_ns if c.op == "l" else 0.0)
+                         for c in self.classes if c.home == home])
                        for home, m in self.memories.items()]
 
     def solve(self) -> tuple:
@@ -272,9 +273,9 @@ class Network:
             out[label] = [(k, held + QUEUEING * sum([others[i] * serial for i, serial in queued]) if queued else held)
                           for k, held, queued in self.pool_terms[label]]
         for i, slots, m, there in self.queues:
-            for label, writes in there:
+            for label, writes, scattered_ns in there:   # (a chase opens a row for every line)
                 f = factors[label][i]
-                hold = m.delay_ns + m.bus_hold_ns * f + waits[label][i] + writes * m.write_hold_ns * f
+                hold = m.delay_ns + scattered_ns + m.bus_hold_ns * f + waits[label][i] + writes * m.write_hold_ns * f
                 out[label].append((("queue", self.stations[i][1]), hold / slots))
         return out
 
