@@ -38,7 +38,6 @@ MOST_POOLS = 8     # the fullest buffer pools a result lists
 class Network:
     """The classes of one case on their stations and buffer pools, ready to solve."""
 
-
     def __init__(self, topology, classes: list, cache: dict):
         self.topology, self.classes, self.cache = topology, classes, cache
         self.last: dict = {}   # the throughputs the last round ended with
@@ -103,7 +102,7 @@ class Network:
         for self.rounds in range(1, ROUNDS + 1):
             # from the last round's end; a round that has not converged in ROUND_ITERATIONS has its bounds
             # checked anyway (an overloaded network converges slowly, a capped one fast), and goes on next round
-            throughput, latencies, used, state, at_pace, converged = self._iterate(caps, state)
+            throughput, latencies, used, state, converged = self._iterate(caps, state)
             iterations += used
             demands = self._demands(state)
             self.loads = self._loads(throughput, demands)
@@ -170,8 +169,8 @@ class Network:
 
     def _iterate(self, caps: dict, start) -> tuple:
         """Schweitzer's iteration with the classes in ``caps`` held at no more than their cap, from ``start`` (a
-        previous round's state) or from empty queues: ``(throughput, latency, iterations, (factors, waits, total
-        queue, queues))`` at the fixed point."""
+        previous round's state) or from Schweitzer's start: ``(throughput, latency, iterations, (factors, waits,
+        total queue, queues), converged)`` where it stopped, at the fixed point or after ROUND_ITERATIONS."""
         classes = self.classes
         width = len(self.stations)
         throughput = {c.label: 0.0 for c in classes}
@@ -252,10 +251,7 @@ class Network:
         converged = changed < TOLERANCE
         total = [sum(column) for column in zip(*queue.values())]
         self.last = throughput
-        # the classes held back by their own pace (not by a cap): what _caps leaves them
-        at_pace = {label for label, _c, _d, customers, period, hold, cap in rows
-                   if period and latencies[label] + hold <= period and (cap is None or customers / period <= cap)}
-        return throughput, latencies, iterations, (factors, waits, total, queue), at_pace, converged
+        return throughput, latencies, iterations, (factors, waits, total, queue), converged
 
     def _demands(self, state) -> dict:
         """What each class takes of every buffer pool and DRAM queue per transaction at the solver's ``state``:
