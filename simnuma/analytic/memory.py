@@ -3,14 +3,15 @@ fixed latency of a read, and what a read waits at a load, for each of the board'
 from __future__ import annotations
 
 from ..model.curve import curve_latency_ns
+from ..units import LINE_BYTES as LINE
 
 __all__ = ["MemoryStation", "STREAMS"]
 
-LINE = 64
-
-# sequential streams a thread keeps at its memory: a write's fills and write-backs, a triad's b, c, a and a's
-# write-backs; a chase's lines are scattered
-STREAMS = {"r": 1, "w": 2, "t": 4, "l": 1}
+# per op: (sequential read streams, write-back streams) a thread keeps at its memory: a write's fills and
+# write-backs, a triad's b, c, a and a's write-backs; a chase's lines are scattered, in no stream
+OP_STREAMS = {"r": (1, 0), "w": (1, 1), "t": (3, 1), "l": (0, 0)}
+# the streams whose bursts take turns on the bus (a chase's scattered lines count as one)
+STREAMS = {op: max(1, reads + writes) for op, (reads, writes) in OP_STREAMS.items()}
 
 
 class MemoryStation:
@@ -102,10 +103,6 @@ class MemoryStation:
         # the whole episode: what a read meets from its start (``residual`` of it at a random point)
         episodes_per_ns = writes_per_ns / self.channels / self.episode_writes
         return min(1.0, episodes_per_ns * self.episode_ns) * self.episode_ns
-
-
-# per op: (sequential read streams, write-back streams) a thread keeps at its memory (a chase's lines are scattered)
-OP_STREAMS = {"r": (1, 0), "w": (1, 1), "t": (3, 1), "l": (0, 0)}
 
 
 def _conflicts(dram, threads: tuple, episode_writes: float) -> float:
