@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 import sys
 
+from .run import add_changes_option, changed_board, traceable
+
 
 def register(sub) -> None:
     p = sub.add_parser("explain", help="walk one miss of each thread through the board, stage by stage",
@@ -14,30 +16,20 @@ def register(sub) -> None:
     p.add_argument("specs", nargs="+", metavar="CASE", help="the case, e.g. 0.0.w.1 1.0.w.0 + high@low")
     p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
     p.add_argument("--json", action="store_true", help="print the stage times as JSON")
-    p.add_argument("--set", action="append", default=[], metavar="PATH=VALUE", dest="changes",
-                   help="change one board parameter, as simnuma run --set does (repeatable), e.g."
-                        " --set coherence=probe_filter")
+    add_changes_option(p, "change one board parameter, as simnuma run --set does (repeatable), e.g."
+                          " --set coherence=probe_filter")
     p.set_defaults(func=cmd_explain)
 
 
 def cmd_explain(args) -> int:
     from ..case import parse_case
-    from ..topology import load_topology
     from ..trace.explain import explain, explain_text
-
-    from .run import apply_changes, parse_changes
-
-    topo = load_topology(args.board)
-    changes = parse_changes(args.changes)
-    if changes:
-        topo = apply_changes(topo, changes)
-    case = parse_case(args.specs).placed(topo)
     from ..workload import Workload
 
+    topo, changes = changed_board(args.board, args.changes)
+    case = parse_case(args.specs).placed(topo)
     Workload.build(case.threads, case.background).check(topo)
-    from .run import _traced
-
-    data = _traced(explain(topo, case.name, seed=args.seed), topo, changes)
+    data = traceable(explain(topo, case.name, seed=args.seed), topo, changes)
     if args.json:
         json.dump(data, sys.stdout, indent=2)
         print()

@@ -21,9 +21,8 @@ def register(sub) -> None:
     p.add_argument("--size", default="64MiB", help="array size per foreground thread (default 64MiB)")
     p.add_argument("--exact", action="store_true", help="simulate every line instead of steady-state extrapolation")
     p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
-    p.add_argument("--set", action="append", default=[], metavar="PATH=VALUE", dest="changes",
-                   help="change one board parameter for this run, e.g. --set link_defaults.bandwidth='8 GB/s' or"
-                        " --set nodes.3.memory.queue=32 (repeatable; paths as in docs/api.md)")
+    add_changes_option(p, "change one board parameter for this run, e.g. --set link_defaults.bandwidth='8 GB/s'"
+                          " or --set nodes.3.memory.queue=32 (repeatable; paths as in docs/api.md)")
     p.add_argument("--trace", metavar="FILE.json",
                    help="write a trace of the run in the Chrome/Perfetto trace-event format (ui.perfetto.dev)")
     p.add_argument("--trace-window", default="1000", metavar="WINDOW",
@@ -52,6 +51,22 @@ def parse_size(text: str) -> int:
     if not LINE_BYTES <= size <= MOST_ARRAY_BYTES:
         raise SpecError(f"--size: expected an array of {LINE_BYTES} B to 1024 TiB per thread, got {text!r}")
     return size
+
+
+def add_changes_option(p, help_text: str) -> None:
+    """``--set PATH=VALUE`` (repeatable) on parser ``p``: what :func:`changed_board` reads."""
+    p.add_argument("--set", action="append", default=[], metavar="PATH=VALUE", dest="changes", help=help_text)
+
+
+def changed_board(board: str, items) -> tuple:
+    """``(board, changes)``: the board named or given as a file, with the ``--set`` changes ``items`` made."""
+    from ..topology import load_topology
+
+    topo = load_topology(board)
+    changes = parse_changes(items)
+    if changes:
+        topo = apply_changes(topo, changes)
+    return topo, changes
 
 
 def parse_changes(items) -> dict:
@@ -97,7 +112,6 @@ def cmd_run(args) -> int:
     from ..model import simulate
     from ..model.deadlock import DeadlockError
     from ..report import render_result
-    from ..topology import load_topology
 
     if args.output is not None:
         check_output_file(args.output, "-o")      # before the simulation
@@ -105,10 +119,7 @@ def cmd_run(args) -> int:
         if path is not None:
             check_output_file(path, option)
     recorder = _recorder(args)
-    topo = load_topology(args.board)
-    changes = parse_changes(args.changes)
-    if changes:
-        topo = apply_changes(topo, changes)
+    topo, changes = changed_board(args.board, args.changes)
     case = parse_case(args.specs, args.bg).placed(topo)
     size = parse_size(args.size)
     if args.analytic:
@@ -132,13 +143,13 @@ def cmd_run(args) -> int:
         raise
     finally:
         bar.close()
-    data = _traced(result.to_dict(), topo, changes)
+    data = traceable(result.to_dict(), topo, changes)
     if recorder is not None:
         _write_recordings(args, recorder, topo, case, data)
     return _emit(args, data, render_result)
 
 
-def _traced(data: dict, topo, changes: dict) -> dict:
+def traceable(data: dict, topo, changes: dict) -> dict:
     """``data`` with what makes it traceable beside the version and seed: the board's hash and the changes."""
     from ..runner import board_hash
 
@@ -218,4 +229,4 @@ def _run_analytic(args, topo, case, size, changes) -> int:
         if given:
             raise SpecError(f"{option}: the analytic model solves the case, it does not simulate it; drop {option}"
                             " or --analytic")
-    return _emit(args, _traced(case_analysis(topo, case, size).to_dict(), topo, changes), render_analysis)
+    return _emit(args, traceable(case_analysis(topo, case, size).to_dict(), topo, changes), render_analysis)
