@@ -5,8 +5,9 @@ PY      = $(VENV)/bin/python
 
 .PHONY: run test test-all bench clean
 
-# setup.py compiles the model's hot modules with mypyc (simnuma.model.native): a change to one compiles them again
-$(VENV)/.installed: pyproject.toml setup.py $(wildcard simnuma/model/*.py)
+# setup.py compiles the model's hot modules and the analytic solver's with mypyc (simnuma.model.native): a change
+# to one compiles them again
+$(VENV)/.installed: pyproject.toml setup.py $(wildcard simnuma/model/*.py simnuma/analytic/*.py)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test,plot]'

@@ -1,7 +1,7 @@
 """simnuma's build: pyproject.toml says everything but the compiled model, which this file adds.
 
-The model's hot modules (``simnuma.model.native.COMPILED``) are compiled with
-mypyc where it and a C compiler are at hand; without them, or with
+The model's hot modules and the analytic model's (``simnuma.model.native.COMPILED``)
+are compiled with mypyc where it and a C compiler are at hand; without them, or with
 ``SIMNUMA_PURE=1``, simnuma installs as pure Python and gives the same results,
 slower.  The digest of the sources compiled goes to ``simnuma/model/_build.py``,
 so that a compiled module is never used after its source has changed
@@ -43,10 +43,11 @@ def compiled_model():
         return []
     (MODEL / "_build.py").write_text(
         '"""Written by setup.py: the digest of the model sources compiled (simnuma.model.native)."""\n'
-        f'SOURCE_DIGEST = "{native["source_digest"](MODEL)}"\n')
+        f'SOURCE_DIGEST = "{native["source_digest"](MODEL.parent)}"\n')
     os.chdir(ROOT)   # mypycify takes paths relative to the project
     try:
-        return mypycify([f"simnuma/model/{name}.py" for name in native["COMPILED"]], opt_level="3")
+        sources = [str(native["source_path"](name, Path("simnuma"))) for name in native["COMPILED"]]
+        return mypycify(sources, opt_level="3")
     except (Exception, SystemExit) as exc:   # noqa: BLE001 - mypyc could not compile: the model stays Python
         print(f"simnuma: mypyc failed ({exc}): installing the pure-Python model", file=sys.stderr)
         (MODEL / "_build.py").unlink(missing_ok=True)

@@ -16,12 +16,15 @@ them at their slower rate.
 """
 from __future__ import annotations
 
-from operator import mul
-
 from .flows import MEMORY, ThreadClass
 from .memory import STREAMS, MemoryStation
 
 __all__ = ["Network"]
+
+# a path compiled for the inner loop: (fixed delay ns, station indices, service ns at each), and a transaction:
+# its request's path, then its branches
+Path = tuple[float, list[int], list[float]]
+Transaction = tuple[Path, list[Path]]
 
 # Service times here are constant (a packet's serialisation, a line's burst): an arrival waits about half what
 # it would behind exponential services (M/D/1 against M/M/1), so what waits at a station counts half.
@@ -55,16 +58,16 @@ class Network:
         self.index = index = {k: i for i, k in enumerate(stations)}
         # the stations' order, as a small number: the caches' keys below hash it often
         layout = cache.setdefault(("layout", tuple(stations)), len(cache))
-        self.compiled = {}
+        self.compiled: dict[str, list[Transaction]] = {}
         for c in classes:
             m = memories[c.home]
             key = ("compiled", c.node, c.home, c.op, layout, m.read_ns, m.delay_ns, m.scattered_ns)
             if key not in cache:
                 cache[key] = _compile(c, index, m)
             self.compiled[c.label] = cache[key]
-        self.demand = {}
+        self.demand: dict[str, list[float]] = {}
         for c in classes:
-            row = [c.demands.get(k, 0.0) for k in stations]
+            row = [float(c.demands.get(k, 0.0)) for k in stations]
             row[index[("memory", c.home)]] = memory_demand[c.label]
             self.demand[c.label] = row
         # memories whose latency depends on their load, with the station index and the classes there
@@ -170,78 +173,102 @@ class Network:
     def _iterate(self, caps: dict, start) -> tuple:
         """Schweitzer's iteration with the classes in ``caps`` held at no more than their cap, from ``start`` (a
         previous round's state) or from Schweitzer's start: ``(throughput, latency, iterations, (factors, waits,
-        total queue, queues), converged)`` where it stopped, at the fixed point or after ROUND_ITERATIONS."""
+        total queue, queues), converged)`` where it stopped, at the fixed point or after ROUND_ITERATIONS.
+
+        The classes are numbered here, in their order, and every sum is a loop in that order: the compiled solver
+        (``simnuma.model.native``) and its source add the same numbers in the same order."""
         classes = self.classes
+        n = len(classes)
         width = len(self.stations)
-        throughput = {c.label: 0.0 for c in classes}
+        labels = [c.label for c in classes]
+        demand: list[list[float]] = [self.demand[label] for label in labels]
+        paths: list[list[Transaction]] = [self.compiled[label] for label in labels]
+        customers = [float(c.customers) for c in classes]
+        period = [c.period_ns for c in classes]
+        hold = [c.hold_ns for c in classes]
+        held = [c.label in caps for c in classes]
+        cap = [float(caps.get(c.label, 0.0)) for c in classes]
+        queue: list[list[float]]
+        waits: list[list[float]]
         if start is None:
             # Schweitzer's start: each class's customers spread over the stations it uses, as its demands are
-            queue = {}
-            for c in classes:
-                demand = self.demand[c.label]
-                whole = sum(demand) or 1.0
-                queue[c.label] = [c.customers * d / whole for d in demand]
-            waits = {c.label: [0.0] * width for c in classes}
+            queue = []
+            for k in range(n):
+                whole = _total(demand[k]) or 1.0
+                queue.append([customers[k] * d / whole for d in demand[k]])
+            waits = [[0.0] * width for _ in range(n)]
+            throughput = [0.0] * n
         else:
-            _factors, waits, _total, queue = start
-            throughput = dict(self.last)
+            _factors, last_waits, _total_queue, last_queue = start
+            queue = [last_queue[label] for label in labels]
+            waits = [last_waits[label] for label in labels]
+            throughput = [float(self.last[label]) for label in labels]
         # a local writer's fill reaches its DRAM right behind its own write-back (they leave the core together, the
         # write-back first), so it meets the write episode from its start; any other read, a remote writer's fill
         # included (its request overtakes the write-back's data on the first link), meets it at a random point.
         # A local triad's reads all count as behind: only one transaction in three is issued as a write-back
         # leaves, but under Family 10h's write bursts a drain holds every read queued at the memory (counting
         # only those puts the X6440's idle triads 6% fast; docs/analytic.md)
-        behind = {c.label for c in classes if c.writes and c.home == c.node}
-        # per memory whose latency depends on its load: (station, a read's time there, the memory, [(label,
-        # write-backs per transaction, the share of an episode its reads wait)])
-        loaded = [(i, m.read_ns, m, [(c.label, c.writes, 1.0 if c.label in behind else m.residual) for c in there])
-                  for i, m, there in self.loaded]
-        # per class, what the loop reads: (label, paths, demands, customers, shortest cycle, hold, cap)
-        rows = [(c.label, self.compiled[c.label], self.demand[c.label], c.customers, c.period_ns, c.hold_ns,
-                 caps.get(c.label)) for c in classes]
-        latencies = {c.label: 0.0 for c in classes}
-        factors: dict = {}
-        alone = len(classes) == 1
+        number = {label: k for k, label in enumerate(labels)}
+        # per memory whose latency depends on its load: (station, a read's time there, the memory, whether its
+        # wait moves halfway each iteration (a curve's), [(class, write-backs per transaction, the share of an
+        # episode its reads wait)])
+        loaded: list[tuple[int, float, MemoryStation, bool, list[tuple[int, float, float]]]] = [
+            (i, m.read_ns, m, m.model == "curve",
+             [(number[c.label], c.writes, 1.0 if c.writes and c.home == c.node else m.residual) for c in there])
+            for i, m, there in self.loaded]
+        latencies = [0.0] * n
+        factors: list[list[float]] = [[] for _ in range(n)]
+        changed = 0.0
         iterations = 0
         for iterations in range(1, ROUND_ITERATIONS + 1):
-            total = queue[rows[0][0]] if alone else [sum(column) for column in zip(*queue.values())]
+            total = queue[0] if n == 1 else _columns(queue, width)
             base = [1.0 + QUEUEING * t for t in total]
             changed = 0.0
-            solved = {}
-            for label, compiled, _demand, customers, period, hold, cap in rows:
+            solved = [0.0] * n
+            for k in range(n):
                 # residence per unit demand at each station: 1 + what waits there (own customers less one)
-                mine = QUEUEING / customers
-                factors[label] = factor = [b - o * mine for b, o in zip(base, queue[label])]
+                mine = QUEUEING / customers[k]
+                own = queue[k]
+                factor = [base[i] - own[i] * mine for i in range(width)]
+                factors[k] = factor
                 # what a memory adds at its load, as a stretch of a read's time there
                 stretched = factor
                 if loaded:
                     stretched = factor[:]
-                    own_waits = waits[label]
-                    for i, read_ns, _m, _there in loaded:
+                    own_waits = waits[k]
+                    for i, read_ns, _m, _halfway, _there in loaded:
                         stretched[i] += own_waits[i] / read_ns
-                latencies[label] = latency = _cycle_ns(compiled, stretched)
+                latency = _cycle_ns(paths[k], stretched)
+                latencies[k] = latency
                 # a paced thread issues no faster than its rate, whatever its lines take
-                cycle = latency + hold
-                x = customers / (cycle if cycle > period else period)
-                if cap is not None and x > cap:
-                    x = cap
-                before = throughput[label]
+                cycle = latency + hold[k]
+                x = customers[k] / (cycle if cycle > period[k] else period[k])
+                if held[k] and x > cap[k]:
+                    x = cap[k]
+                before = throughput[k]
                 if abs(x - before) > changed * x:
                     changed = abs(x - before) / x if x else 0.0
-                solved[label] = x
+                solved[k] = x
             throughput = solved
-            for label, _compiled, demand, *_ in rows:
-                x = throughput[label]
-                queue[label] = [x * d * f for d, f in zip(demand, factors[label])]
-            for i, _read_ns, m, there in loaded:
-                reads = sum([throughput[label] for label, _w, _share in there])
-                writes = sum([throughput[label] * w for label, w, _share in there])
+            for k in range(n):
+                x = throughput[k]
+                dem = demand[k]
+                factor = factors[k]
+                queue[k] = [x * dem[i] * factor[i] for i in range(width)]
+            for i, _read_ns, m, halfway, there in loaded:
+                reads = writes = 0.0
+                for k, w, _share in there:
+                    reads += throughput[k]
+                for k, w, _share in there:
+                    writes += throughput[k] * w
                 wait = m.wait_ns(reads, writes)   # at this round's load, for the next round ...
-                for label, _w, share in there:
+                for k, _w, share in there:
                     # ... for a curve, halfway from the last: a steep curve would otherwise swing the load round a
                     # fixed point
-                    before = waits[label][i]
-                    waits[label][i] = after = 0.5 * (before + wait * share) if m.model == "curve" else wait * share
+                    before = waits[k][i]
+                    after = 0.5 * (before + wait * share) if halfway else wait * share
+                    waits[k][i] = after
                     # the waits settle too, measured against a read's whole time in the memory
                     scale = m.delay_ns + after
                     if abs(after - before) > changed * scale:
@@ -249,9 +276,11 @@ class Network:
             if changed < TOLERANCE:
                 break
         converged = changed < TOLERANCE
-        total = [sum(column) for column in zip(*queue.values())]
-        self.last = throughput
-        return throughput, latencies, iterations, (factors, waits, total, queue), converged
+        out = dict(zip(labels, throughput))
+        self.last = out
+        state = (dict(zip(labels, factors)), dict(zip(labels, waits)), _columns(queue, width),
+                 dict(zip(labels, queue)))
+        return out, dict(zip(labels, latencies)), iterations, state, converged
 
     def _demands(self, state) -> dict:
         """What each class takes of every buffer pool and DRAM queue per transaction at the solver's ``state``:
@@ -353,15 +382,16 @@ def _memories(topology, classes, cache: dict, shares: dict | None = None) -> dic
     return out
 
 
-def _compile(c: ThreadClass, index: dict, memory: MemoryStation) -> list:
+def _compile(c: ThreadClass, index: dict, memory: MemoryStation) -> list[Transaction]:
     """``c``'s transactions as ``[(request, [branch, ...])]``, each path ``(fixed delay ns, stations, services)``
     with stations as indices: what the solver's inner loop reads.  A visit to the home memory takes a read's time
     there and adds the memory's latency (and, for a chase, a row opened per line) to the path's fixed delay."""
     fixed_ns = memory.delay_ns + (memory.scattered_ns if c.op == "l" else 0.0)
 
-    def path(entries) -> tuple:
+    def path(entries) -> Path:
         delay = 0.0
-        stations, services = [], []
+        stations: list[int] = []
+        services: list[float] = []
         for station, service, d in entries:
             delay += d
             if station is None:
@@ -370,25 +400,48 @@ def _compile(c: ThreadClass, index: dict, memory: MemoryStation) -> list:
                 delay += fixed_ns
                 service = memory.read_ns
             stations.append(index[station])
-            services.append(service)
+            services.append(float(service))
         return (delay, stations, services)
     return [(path(request), [path(b) for b in branches]) for request, branches in c.paths]
 
 
-def _cycle_ns(compiled: list, factor: list) -> float:
+def _cycle_ns(compiled: list[Transaction], factor: list[float]) -> float:
     """Mean latency of a transaction: each station's service stretched by ``factor`` (1 + what waits there, and
     at a memory what it adds at its load), plus the fixed delays; the longest of the branches after the request."""
     total = 0.0
-    stretch = factor.__getitem__
-    for (delay, stations, services), branches in compiled:
-        total += delay + sum(map(mul, map(stretch, stations), services))
+    for request, branches in compiled:
+        delay, stations, services = request
+        spent = 0.0
+        for j in range(len(stations)):
+            spent += factor[stations[j]] * services[j]
+        total += delay + spent
         longest = 0.0
         for delay, stations, services in branches:
-            t = delay + sum(map(mul, map(stretch, stations), services))
+            spent = 0.0
+            for j in range(len(stations)):
+                spent += factor[stations[j]] * services[j]
+            t = delay + spent
             if t > longest:
                 longest = t
         total += longest
     return total / len(compiled)
+
+
+def _total(values: list[float]) -> float:
+    """``values`` added in their order (as ``sum`` does before Python 3.12, which compensates)."""
+    out = 0.0
+    for v in values:
+        out += v
+    return out
+
+
+def _columns(rows: list[list[float]], width: int) -> list[float]:
+    """Each column's total over ``rows``, added in their order."""
+    out = [0.0] * width
+    for row in rows:
+        for i in range(width):
+            out[i] += row[i]
+    return out
 
 
 def _station_name(key: tuple) -> str:

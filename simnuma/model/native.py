@@ -1,9 +1,10 @@
 """Which model runs: the hot modules compiled with mypyc, or the same modules as Python source.
 
-The modules every packet goes through (``COMPILED``) are compiled with mypyc
-when simnuma is installed on a machine with a C compiler (``setup.py``); the
-compiled model gives the same results to the last digit (it is the same code,
-checked by ``tests/model/test_native.py``), several times faster (README, "Speed").  The build
+The modules every packet goes through, and the analytic model's solver
+(``COMPILED``), are compiled with mypyc when simnuma is installed on a machine
+with a C compiler (``setup.py``); the compiled model gives the same results to
+the last digit (it is the same code, checked by ``tests/model/test_native.py``),
+several times faster (README, "Speed").  The build
 records a digest of the sources it compiled (``_build.py``, written by
 ``setup.py``).  A compiled module is used only while every compiled module's
 source still has that digest: after an edit, or with ``SIMNUMA_PURE=1`` in the
@@ -23,28 +24,36 @@ import os
 import sys
 from pathlib import Path
 
-__all__ = ["COMPILED", "source_digest", "status", "install_source_finder"]
+__all__ = ["COMPILED", "source_digest", "source_path", "status", "install_source_finder"]
 
-# the modules a packet or a DRAM request passes through, in the order they are digested
-COMPILED = ("events", "credit", "packet", "link", "xbar", "sri", "mct", "dram", "coherence", "core", "pages",
-            "stats", "ledger", "curve")
+# the modules a packet or a DRAM request passes through, then the analytic model's (its inner loop, and what it
+# reads of the model), named from the package's top, in the order they are digested
+COMPILED = ("model.events", "model.credit", "model.packet", "model.link", "model.xbar", "model.sri", "model.mct",
+            "model.dram", "model.coherence", "model.core", "model.pages", "model.stats", "model.ledger",
+            "model.curve", "analytic.flows", "analytic.memory", "analytic.solver")
 HERE = Path(__file__).resolve().parent
+PACKAGE = HERE.parent   # simnuma/
 PURE_VARIABLE = "SIMNUMA_PURE"
 
 
-def source_digest(folder: Path = HERE) -> str:
-    """A digest of the source of every compiled module in ``folder``."""
+def source_path(name: str, root: Path = PACKAGE, suffix: str = ".py") -> Path:
+    """Where compiled module ``name`` (``model.dram``) has its source (or, with ``suffix``, its extension)."""
+    return root.joinpath(*name.split(".")).with_suffix(suffix)
+
+
+def source_digest(root: Path = PACKAGE) -> str:
+    """A digest of the source of every compiled module under ``root`` (a copy of the package's tree)."""
     digest = hashlib.sha256()
     for name in COMPILED:
         digest.update(name.encode())
-        digest.update((folder / f"{name}.py").read_bytes())
+        digest.update(source_path(name, root).read_bytes())
     return digest.hexdigest()
 
 
 def _built() -> bool:
     """Whether a compiled extension sits beside each compiled module's source."""
     suffixes = tuple(importlib.machinery.EXTENSION_SUFFIXES)
-    return all(any((HERE / f"{name}{suffix}").exists() for suffix in suffixes) for name in COMPILED)
+    return all(any(source_path(name, suffix=suffix).exists() for suffix in suffixes) for name in COMPILED)
 
 
 def _build_digest() -> str | None:
@@ -69,7 +78,7 @@ def status() -> str:
 class _SourceFinder:
     """Finds the compiled modules' Python source ahead of their extensions (a meta path finder)."""
 
-    names = {f"{__package__}.{name}": HERE / f"{name}.py" for name in COMPILED}
+    names = {f"{PACKAGE.name}.{name}": source_path(name) for name in COMPILED}
 
     @classmethod
     def find_spec(cls, fullname, path=None, target=None):
