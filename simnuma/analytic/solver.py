@@ -260,7 +260,6 @@ class Network:
                 reads = writes = 0.0
                 for k, w, _share in there:
                     reads += throughput[k]
-                for k, w, _share in there:
                     writes += throughput[k] * w
                 wait = m.wait_ns(reads, writes)   # at this round's load, for the next round ...
                 for k, _w, share in there:
