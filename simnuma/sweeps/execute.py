@@ -64,22 +64,21 @@ def prefilter(sweep, plans, top: int) -> tuple:
     from ..analytic import AGREES, analyze
     from .output import ranked
 
-    rows, points = [], []
+    solved = []   # (configuration row, its plan, its point rows)
     for config, topology, digest, planned in plans:
         results = [analyze(topology, p.case.threads, p.case.background, sweep.size_bytes).to_dict() for p in planned]
         p_rows, c_row = _rows(sweep, config, topology, digest, planned, results, "analytic")
-        rows.append((c_row, (config, topology, digest, planned)))
-        points += p_rows
-    order = ranked([r for r, _ in rows], sweep.rank)
+        solved.append((c_row, (config, topology, digest, planned), p_rows))
+    order = ranked([r for r, _, _ in solved], sweep.rank)
     metric = sweep.rank[0]
     keep = order[:top]
+    kept = {id(r) for r in keep}
     if keep and keep[-1].get(metric) is not None:
         edge = keep[-1][metric]
-        keep = [r for r in order if r in keep or (r.get(metric) is not None and abs(r[metric] - edge) <= AGREES * abs(edge))]
-    chosen = [plan_ for r, plan_ in rows if any(r is k for k in keep)]
-    dropped = [r for r, _ in rows if not any(r is k for k in keep)]
-    kept_names = {(p[0].board.label, p[0].values) for p in chosen}
-    dropped_points = [p for p in points if (p["board"], p["_values"]) not in kept_names]
+        kept |= {id(r) for r in order if r.get(metric) is not None and abs(r[metric] - edge) <= AGREES * abs(edge)}
+    chosen = [plan_ for r, plan_, _ in solved if id(r) in kept]
+    dropped = [r for r, _, _ in solved if id(r) not in kept]
+    dropped_points = [row for r, _, p_rows in solved if id(r) not in kept for row in p_rows]
     return chosen, dropped, dropped_points
 
 
@@ -107,8 +106,6 @@ def run_sweep(sweep, workers: int = 1, cache_dir=None, dask=None, on_done=None, 
         results, simulated, cached = _run_on_dask(dask, jobs, cache, on_done)
     wall_s = time.perf_counter() - start
     points, configurations = _tables(sweep, plans, results)
-    for row in analytic_points:
-        row.pop("_values", None)
     points += analytic_points
     configurations += analytic_configs
     info_extra = {"analytic_only": len(analytic_configs), "prefilter_top": prefilter_top}
@@ -156,8 +153,6 @@ def _tables(sweep, plans, results) -> tuple:
         outcome = [results[Job(topology, p.case, sweep.size_bytes, sweep.mode, sweep.seed, board=digest).key]
                    for p in planned]
         p_rows, c_row = _rows(sweep, config, topology, digest, planned, outcome, "simulation")
-        for row in p_rows:
-            row.pop("_values", None)
         points += p_rows
         configurations.append(c_row)
     return points, configurations
@@ -179,7 +174,7 @@ def _rows(sweep, config, topology, digest, planned, outcome: list, source: str) 
             row.update({"workload": p.entry, "case": p.case.name})
             row.update({name: m[name] for name in sweep.metrics})
             row.update({"source": source, "seed": sweep.seed, "mode": sweep.mode if source == "simulation" else "analytic",
-                        "size_bytes": sweep.size_bytes, "version": __version__, "_values": config.values})
+                        "size_bytes": sweep.size_bytes, "version": __version__})
             points.append(row)
     row = dict(common)
     row.update(aggregates(topology, planned, metrics))
