@@ -101,7 +101,9 @@ def node_orbits(topology) -> dict:
     return rep
 
 
-def _cases(topology, parts=PARTS) -> dict:
+def _cases(topology, parts=PARTS, orbit: dict | None = None) -> dict:
+    """Every simulation of ``parts``, by key; the loaded-latency curves on the lowest node of each orbit
+    (``orbit``: :func:`node_orbits`, worked out here when not given)."""
     ids = topology.node_ids
     cases: dict = {}
     for i in ids:
@@ -111,7 +113,8 @@ def _cases(topology, parts=PARTS) -> dict:
             if "bandwidth" in parts:
                 cases[("one", i, j)] = explicit_case([f"{i}.0.r.{j}"])
                 cases[("all", i, j)] = explicit_case([f"{i}.{c}.r.{j}" for c in range(cores)])
-    orbit = node_orbits(topology) if "loaded" in parts else {}
+    if orbit is None:
+        orbit = node_orbits(topology) if "loaded" in parts else {}
     for j in ids if "loaded" in parts else ():
         if orbit[j] != j:
             continue      # simulated on the lowest node of its orbit
@@ -134,7 +137,8 @@ def compute_matrices(topology, workers: int = 1, cache_dir=None, seed: int = 1, 
     the loaded-latency curves where ``parts`` asks for them (empty otherwise)."""
     from .. import __version__
 
-    cases = _cases(topology, parts)
+    orbit = node_orbits(topology) if "loaded" in parts else {}
+    cases = _cases(topology, parts, orbit)
     digest = board_hash(topology)
     jobs = {key: Job(topology, case, SIZE_BYTES, "steady", seed, board=digest) for key, case in cases.items()}
     results: dict = {}
@@ -160,7 +164,6 @@ def compute_matrices(topology, workers: int = 1, cache_dir=None, seed: int = 1, 
         one = [[fg(("one", i, j))[0]["bandwidth_GBps"] for j in ids] for i in ids]
         every = [[sum(t["bandwidth_GBps"] for t in fg(("all", i, j))) for j in ids] for i in ids]
     loaded = {}
-    orbit = node_orbits(topology) if "loaded" in parts else {}
     for j in ids if "loaded" in parts else ():
         points = []
         for share in LOAD_SHARES:
