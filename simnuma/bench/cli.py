@@ -137,14 +137,15 @@ def cmd_host(args) -> int:
     elif args.memory_source is not None:
         raise BenchError("--memory-source says where --memory-bandwidth comes from; give --memory-bandwidth too")
     host = discover_host(args.sysfs)
-    curves, source = (_suite_curves(args.suite, host) if args.suite else ([], ""))
+    suite = read_suite(args.suite) if args.suite else None
+    curves, source = (_suite_curves(args.suite, suite, host) if suite is not None else ([], ""))
     if curves and bandwidth is not None:
         raise BenchError("--memory-bandwidth: the memory follows the suite's curves, whose last points are the most"
                          " each mix reaches; drop --memory-bandwidth (or --suite)")
     text = host_topology_yaml(host, name=args.name, memory_bandwidth_GBps=bandwidth,
                               memory_source=args.memory_source, curves=curves, curves_source=source)
-    if args.suite:
-        text += _firmware_report(args.suite, host)
+    if suite is not None:
+        text += _firmware_report(args.suite, suite[1], host)
     if args.output:
         write_atomic(args.output, text)
         print(f"wrote {args.output}")
@@ -153,11 +154,11 @@ def cmd_host(args) -> int:
     return 0
 
 
-def _firmware_report(folder, host: Host) -> str:
-    """Comment lines for the board (and the same on stderr): where the SLIT and HMAT disagree with the suite."""
+def _firmware_report(folder, reports, host: Host) -> str:
+    """Comment lines for the board (and the same on stderr): where the SLIT and HMAT disagree with the suite's
+    ``reports`` (read from ``folder``)."""
     from .firmware import firmware_disagreements, measured_chase_latencies
 
-    _, reports = read_suite(folder)
     latencies = measured_chase_latencies(reports)
     if not latencies or (host.distances is None and not host.hmat):
         return ""
@@ -168,9 +169,10 @@ def _firmware_report(folder, host: Host) -> str:
     return "# " + head + "\n" + "".join(f"#   {line}\n" for line in found)
 
 
-def _suite_curves(folder, host: Host) -> tuple:
-    """``(curves, source text)`` of a suite of ``host``; BenchError when it is another machine's."""
-    index, reports = read_suite(folder)
+def _suite_curves(folder, suite: tuple, host: Host) -> tuple:
+    """``(curves, source text)`` of the suite in ``folder`` (``suite``: its index and reports, as read_suite gives
+    them) of ``host``; BenchError when it is another machine's."""
+    index, reports = suite
     measured = index.get("host") if isinstance(index.get("host"), dict) else {}
     theirs = [(n.get("id"), len(n.get("cpus") or [])) for n in measured.get("nodes") or [] if isinstance(n, dict)]
     ours = [(n.id, len(n.cpus)) for n in host.nodes]

@@ -39,15 +39,16 @@ def firmware_disagreements(host, latencies: dict) -> list:
     if host.distances is not None:
         for a, row in zip(ids, host.distances):
             local = latencies.get((a, a))
+            own = row[ids.index(a)]   # the distance of the node's own memory
             for b, d in zip(ids, row):
                 measured = latencies.get((a, b))
-                if a == b or local is None or measured is None or not row[ids.index(a)]:
+                if a == b or local is None or measured is None or not own:
                     continue
-                firmware = d / row[ids.index(a)]
+                firmware = d / own
                 ratio = measured / local
                 if abs(ratio / firmware - 1.0) > SLIT_TOLERANCE:
                     lines.append(f"SLIT says node {a} reaches node {b}'s memory at {firmware:.2f} x its own"
-                                 f" (distance {d} against {row[ids.index(a)]}); measured {ratio:.2f} x"
+                                 f" (distance {d} against {own}); measured {ratio:.2f} x"
                                  f" ({measured:.0f} ns against {local:.0f} ns)")
     for h in host.hmat:
         for initiator in h.initiators:
