@@ -55,6 +55,8 @@ RULES = [
      "expected a time such as '60 ns', got the bare number 20 (a unit is required)"),
     ("bad_route_off_links.yaml", 42, "routes.2->0", "route does not follow links: there is no link 2-0"),
     ("bad_route_wrong_end.yaml", 42, "routes.2->0", "route does not reach its destination 0: ends at 1"),
+    ("bad_route_class.yaml", 42, "routes.2->0.reply",
+     "unknown packet class 'reply'; classes are request, response, probe"),
     ("bad_yaml_syntax.yaml", 34, "",
      "YAML syntax error: expected ',' or '}', but got '{' (while parsing a flow mapping that starts on line 33)"),
     ("bad_duplicate_key.yaml", 7, "defaults.cores", "duplicate key (first given on line 6)"),

@@ -92,9 +92,12 @@ def board_cache(topology) -> dict:
     return held[1]
 
 
-def _hops(topology, a: int, b: int) -> list:
-    """``[(src, dst)]`` of the route from a to b."""
-    route = topology.route(a, b)
+_ROUTE_CLASS = {"read_req": "request", "victim": "request", "probe": "probe"}   # the rest: responses
+
+
+def _hops(topology, a: int, b: int, kind: str) -> list:
+    """``[(src, dst)]`` of the route a packet of ``kind`` takes from a to b."""
+    route = topology.route(a, b, _ROUTE_CLASS.get(kind, "response"))
     return list(zip(route, route[1:]))
 
 
@@ -123,7 +126,7 @@ def _hops_of(topology, a: int, b: int, kind: str, lag_ns: float) -> list:
     """Per hop of a packet of ``kind`` from a to b: ``(link station, service ns, fixed delay ns, [(station, ns of
     it)], [(buffer pool, ns held over its slots, link station, ns serialised over its slots)])``."""
     out = []
-    hops = _hops(topology, a, b)
+    hops = _hops(topology, a, b, kind)
     for k, (src, dst) in enumerate(hops):
         link = topology.link(src, dst)
         ns_per_byte = 1.0 / link.bandwidth_GBps(src, dst)

@@ -101,8 +101,13 @@ def _routes_text(topo) -> str:
     out = ["routes"]
     if not topo.routes:
         out.append("  none (one node)")
+    split = topo.split_routes()
     for (a, b), route in sorted(topo.routes.items()):
-        out.append(f"  {a}->{b}: " + " -> ".join(str(x) for x in route))
+        if (a, b) in split:   # requests, responses and probes take different ways: one line each
+            for cls, path in split[(a, b)].items():
+                out.append(f"  {a}->{b} {cls + ':':<9} " + " -> ".join(str(x) for x in path))
+        else:
+            out.append(f"  {a}->{b}: " + " -> ".join(str(x) for x in route))
     return "\n".join(out)
 
 

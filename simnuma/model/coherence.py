@@ -97,8 +97,8 @@ class Coherence:
         The order depends only on the board's structure, so relabelling the
         nodes of a board and its workload together changes no result.
         """
-        routes = self.mcts[home].routes
-        back = [sri.routes[requester] for sri in self.sris]
+        routes = self.mcts[home].probe_routes
+        back = [sri.resp_routes[requester] for sri in self.sris]
 
         def trip(target):
             return len(routes[target]) + len(back[target]), target

@@ -48,28 +48,32 @@ def buffer_feeds(system) -> dict:
     n = len(system.sris)
     for i in range(n):
         sri, mct = system.sris[i], system.mcts[i]
-        for route in sri.routes:      # every destination, in every lane of links in parallel
+        # every destination, in every lane of links in parallel; each packet class on its own routes
+        for route, resp_route, probe_route in zip(sri.routes, sri.resp_routes, mct.probe_routes):
             if route:
                 add(sri.pools[REQUEST], _link_pools(route[0], REQUEST))
                 add(sri.pools[POSTED], _link_pools(route[0], POSTED))
-                add(sri.pools[RESPONSE], [route[0].cmd_pools[RESPONSE]])   # probe responses, source-done: no data
-                add(mct.pools[RESPONSE], _link_pools(route[0], RESPONSE))   # the MCT's routes are its node's
-                add(mct.pools[PROBE], _link_pools(route[0], PROBE))
+                add(sri.pools[RESPONSE], [resp_route[0].cmd_pools[RESPONSE]])   # probe responses, source-done
+                add(mct.pools[RESPONSE], _link_pools(resp_route[0], RESPONSE))
+                add(mct.pools[PROBE], _link_pools(probe_route[0], PROBE))
             else:
                 add(sri.pools[REQUEST], [mct.queue])
                 add(sri.pools[POSTED], [mct.queue])
         add(mct.queue, [mct.pools[RESPONSE]])
     for i in range(n):
-        for route in system.sris[i].routes:
-            for d, after in zip(route, route[1:]):
-                for vc in (REQUEST, POSTED, RESPONSE, PROBE):
-                    for pool in _link_pools(d, vc):
-                        add(pool, _link_pools(after, vc))
-            if route:
-                last = route[-1]
-                end = last.dst   # the node index the route ends at
-                for vc, target in ((REQUEST, system.mcts[end].queue), (POSTED, system.mcts[end].queue),
-                                   (PROBE, system.sris[end].probe_queue)):
-                    for pool in _link_pools(last, vc):
-                        add(pool, [target])
+        for routes, channels in ((system.sris[i].routes, (REQUEST, POSTED)), (system.sris[i].resp_routes, (RESPONSE,)),
+                                 (system.mcts[i].probe_routes, (PROBE,))):
+            for route in routes:
+                for d, after in zip(route, route[1:]):
+                    for vc in channels:
+                        for pool in _link_pools(d, vc):
+                            add(pool, _link_pools(after, vc))
+                if route:
+                    last = route[-1]
+                    end = last.dst   # the node index the route ends at
+                    for vc, target in ((REQUEST, system.mcts[end].queue), (POSTED, system.mcts[end].queue),
+                                       (PROBE, system.sris[end].probe_queue)):
+                        if vc in channels:
+                            for pool in _link_pools(last, vc):
+                                add(pool, [target])
     return {name: tuple(sorted(targets)) for name, targets in feeds.items()}

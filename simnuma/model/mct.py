@@ -44,12 +44,13 @@ class MCT:
     """Memory controller of node ``index``: the DRAM queue, the crossbar buffers, and a memory behind them."""
 
     __slots__ = ("env", "clock", "index", "node_id", "queue", "pools", "memory", "model", "addressed",
-                 "xbar_delay_ns", "xbar", "coherence", "routes", "data_ready", "observer")
+                 "xbar_delay_ns", "xbar", "coherence", "resp_routes", "probe_routes", "data_ready", "observer")
 
     # wired by the System once every component exists (unset until then)
     xbar: XBar
     coherence: Coherence
-    routes: list[tuple[LinkDirection, ...]]   # routes[dst + lane]: the link directions from this node to dst
+    resp_routes: list[tuple[LinkDirection, ...]]   # resp_routes[dst + lane]: the link directions of a response to dst
+    probe_routes: list[tuple[LinkDirection, ...]]  # ... and of a probe
 
     def __init__(self, env, index: int, node_id: int, params, rng, seed: str = ""):
         self.env = env
@@ -101,7 +102,7 @@ class MCT:
 
     def read_data(self, txn) -> None:
         """The memory has a read's data: it leaves through an MCT response buffer."""
-        resp = Packet("read_resp", txn, self.index, txn.requester, self.routes[txn.requester + txn.lane])
+        resp = Packet("read_resp", txn, self.index, txn.requester, self.resp_routes[txn.requester + txn.lane])
         self.pools[RESPONSE].request(self._send_data, resp)  # type: ignore[union-attr]  # the RESPONSE pool is set
 
     def _send_data(self, pkt: Packet) -> None:
@@ -122,7 +123,7 @@ class MCT:
     def _send_broadcast(self, probes) -> None:
         hold = _BroadcastHold(self.pools[PROBE], len(probes))
         for pkt in probes:
-            pkt.path = self.routes[pkt.dst + pkt.txn.lane]
+            pkt.path = self.probe_routes[pkt.dst + pkt.txn.lane]
             pkt.held = hold
             pkt.held_data = None
             enter_fabric(self.clock, pkt, self.xbar_delay_ns, self.xbar)

@@ -38,8 +38,9 @@ def wire_links(env, topology, index: dict, xbars: list) -> dict:
     return links
 
 
-def route_lanes(topology, index: dict, links: dict) -> tuple:
-    """``(lanes, routes)``: ``routes[s][t + n x lane]`` is the tuple of directions from node index s to t."""
+def route_lanes(topology, index: dict, links: dict, cls: str = "request") -> tuple:
+    """``(lanes, routes)``: ``routes[s][t + n x lane]`` is the tuple of directions a packet of class ``cls``
+    takes from node index s to t."""
     ids = topology.node_ids
     n = len(ids)
     lanes = math.lcm(*(lp.count for lp in topology.links)) if topology.links else 1
@@ -48,7 +49,7 @@ def route_lanes(topology, index: dict, links: dict) -> tuple:
         for t in range(n):
             if s == t:
                 continue
-            hops = topology.route(ids[s], ids[t])
+            hops = topology.route(ids[s], ids[t], cls)
             for lane in range(lanes):
                 routes[s][t + n * lane] = tuple(_lane(links[(index[x], index[y])], lane)
                                                 for x, y in zip(hops, hops[1:]))

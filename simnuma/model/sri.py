@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from .credit import CreditPool
 from .events import Clock, deliver_at
 from .xbar import XBar, enter_fabric
-from .packet import VC_NAMES, Packet
+from .packet import RESPONSE, VC_NAMES, Packet
 
 if TYPE_CHECKING:
     from .coherence import Coherence
@@ -31,12 +31,13 @@ class SRI:
     """Request queue and probe handling of node ``index``."""
 
     __slots__ = ("env", "clock", "index", "node_id", "inject_delay_ns", "pools", "probe_queue",
-                 "lookup_ns", "xbar", "coherence", "routes", "answer", "observer")
+                 "lookup_ns", "xbar", "coherence", "routes", "resp_routes", "answer", "observer")
 
     # wired by the System once every component exists (unset until then)
     xbar: XBar
     coherence: Coherence
-    routes: list[tuple[LinkDirection, ...]]   # routes[dst + lane]: the link directions from this node to dst
+    routes: list[tuple[LinkDirection, ...]]   # routes[dst + lane]: the link directions of a request from here to dst
+    resp_routes: list[tuple[LinkDirection, ...]]   # ... and of a response (probe response, source-done)
 
     def __init__(self, env, index: int, node_id: int, params):
         self.env = env
@@ -57,7 +58,7 @@ class SRI:
 
     def inject(self, pkt: Packet, then=None) -> None:
         """Send ``pkt`` from this node; ``then(pkt)`` runs once it holds a crossbar buffer."""
-        pkt.path = self.routes[pkt.dst + pkt.txn.lane]
+        pkt.path = (self.resp_routes if pkt.vc == RESPONSE else self.routes)[pkt.dst + pkt.txn.lane]
         if self.observer is not None:
             self.observer.sri_inject(self, pkt)
         pool = self.pools[pkt.vc]

@@ -22,6 +22,8 @@ from dataclasses import replace
 
 import networkx as nx
 
+from ..topology.board import ROUTE_CLASSES
+
 __all__ = ["exchangeable_groups", "MAX_AUTOMORPHISMS"]
 
 MAX_AUTOMORPHISMS = 5000   # look at no more relabellings than this (large symmetric boards)
@@ -54,9 +56,10 @@ def _preserves_board(topology, sigma: dict) -> bool:
         for a, b in link.directions:
             if _link_key(topology, sigma[a], sigma[b]) != _link_key(topology, a, b):
                 return False
-    for (a, b), route in topology.routes.items():
-        if topology.route(sigma[a], sigma[b]) != tuple(sigma[x] for x in route):
-            return False
+    for cls in ROUTE_CLASSES:
+        for (a, b), route in topology.class_routes(cls).items():
+            if topology.route(sigma[a], sigma[b], cls) != tuple(sigma[x] for x in route):
+                return False
     return True
 
 

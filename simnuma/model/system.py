@@ -71,10 +71,14 @@ class System:
         self.link_list = [d for k in sorted(self.links) for d in self.links[k]]
         n = len(self.ids)
         self.lanes, routes = route_lanes(topology, index, self.links)
+        resp_routes = route_lanes(topology, index, self.links, "response")[1]
+        probe_routes = route_lanes(topology, index, self.links, "probe")[1]
         self.coherence = Coherence(env, topology.coherence, self.sris, self.mcts)
         for i in range(n):
             self.sris[i].xbar = self.mcts[i].xbar = self.xbars[i]
-            self.sris[i].routes = self.mcts[i].routes = routes[i]
+            self.sris[i].routes = routes[i]
+            self.sris[i].resp_routes = self.mcts[i].resp_routes = resp_routes[i]
+            self.mcts[i].probe_routes = probe_routes[i]
             self.sris[i].coherence = self.mcts[i].coherence = self.coherence
             self.xbars[i].wire(self.sris[i], self.mcts[i], self.coherence)
         lines = max(1, size_bytes // LINE_BYTES)

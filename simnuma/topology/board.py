@@ -21,6 +21,9 @@ from .memparams import DramParams
 VCS = ("request", "posted", "response", "probe")
 COHERENCE_MODES = ("broadcast", "probe_filter")
 ROUTING_MODES = ("shortest", "table", "updown")
+# the packet classes a node's routing table routes separately, as K8's does (BKDG K8, F0x40-F0x5C: request,
+# response and broadcast routes per destination): requests and posted writes, responses, probes
+ROUTE_CLASSES = ("request", "response", "probe")
 _ROUTE_KEY = re.compile(r"^\s*(-?\d+)\s*->\s*(-?\d+)\s*$")
 _LINK_KEY = re.compile(r"^\s*(\d+)\s*-\s*(\d+)\s*$")
 
@@ -107,7 +110,7 @@ class Topology:
     """
 
     __slots__ = ("name", "description", "nodes", "links", "io", "coherence", "layout",
-                 "routing", "source", "_doc", "_routes", "_graph", "_index", "_link_index")
+                 "routing", "source", "_doc", "_routes", "_class_routes", "_graph", "_index", "_link_index")
     name: str
     description: str
     nodes: tuple[NodeParams, ...]
@@ -119,12 +122,16 @@ class Topology:
     source: str
     _doc: dict
     _routes: dict[tuple[int, int], tuple[int, ...]]
+    _class_routes: dict[str, dict[tuple[int, int], tuple[int, ...]]]
     _graph: nx.Graph
     _index: dict[int, int]
     _link_index: dict[tuple[int, int], LinkParams]
 
     def __init__(self, doc: dict, nodes, links, routes, source: str = "<dict>"):
+        """``routes``: ``{(a, b): route}`` for every class, or ``{class: {(a, b): route}}`` per class."""
         setter = object.__setattr__
+        if not routes or not all(cls in ROUTE_CLASSES for cls in routes):
+            routes = {cls: routes for cls in ROUTE_CLASSES}
         setter(self, "_doc", doc)
         setter(self, "name", doc["name"])
         setter(self, "description", doc.get("description", "") or "")
@@ -135,7 +142,8 @@ class Topology:
         setter(self, "routing", doc.get("routing") or "shortest")
         setter(self, "layout", {int(k): tuple(v) for k, v in (doc.get("layout") or {}).items()})
         setter(self, "source", source)
-        setter(self, "_routes", dict(routes))
+        setter(self, "_class_routes", {cls: dict(routes[cls]) for cls in ROUTE_CLASSES})
+        setter(self, "_routes", self._class_routes["request"])
         setter(self, "_index", {n.id: i for i, n in enumerate(self.nodes)})
         link_index = {}
         for link in self.links:
@@ -164,7 +172,8 @@ class Topology:
                 ((link.b, link.a, link.bandwidth_ba_GBps), (link.a, link.b, link.bandwidth_ab_GBps)),
                 link.latency_ns, sorted(link.buffers.items()), sorted(link.data_buffers.items()), link.count)
         return (self.name, self.description, self.coherence, self.nodes, sorted(links.items()),
-                sorted(self.io), sorted(self._routes.items()), sorted(self.layout.items()))
+                sorted(self.io), [sorted(self._class_routes[c].items()) for c in ROUTE_CLASSES],
+                sorted(self.layout.items()))
 
     def __eq__(self, other):
         if not isinstance(other, Topology):
@@ -220,17 +229,31 @@ class Topology:
         self._check_pair(a, b)
         return len(self._routes[(a, b)]) - 1 if a != b else 0
 
-    def route(self, a: int, b: int) -> tuple:
-        """The node sequence a packet from a to b follows (``(a,)`` when a == b)."""
+    def route(self, a: int, b: int, cls: str = "request") -> tuple:
+        """The node sequence a packet of class ``cls`` (``ROUTE_CLASSES``) from a to b follows (``(a,)`` when
+        a == b)."""
         self._check_pair(a, b)
         if a == b:
             return (a,)
-        return self._routes[(a, b)]
+        return self._class_routes[cls][(a, b)]
 
     @property
     def routes(self) -> dict:
-        """``{(a, b): (a, ..., b)}`` for every ordered pair of different nodes."""
+        """``{(a, b): (a, ..., b)}``: the request route of every ordered pair of different nodes."""
         return dict(self._routes)
+
+    def class_routes(self, cls: str) -> dict:
+        """``{(a, b): (a, ..., b)}``: the route of packet class ``cls`` for every ordered pair."""
+        return dict(self._class_routes[cls])
+
+    def split_routes(self) -> dict:
+        """``{(a, b): {class: route}}`` for the pairs whose classes take different routes."""
+        out = {}
+        for pair, request in sorted(self._routes.items()):
+            entry = {cls: self._class_routes[cls][pair] for cls in ROUTE_CLASSES}
+            if any(r != request for r in entry.values()):
+                out[pair] = entry
+        return out
 
     def hop_matrix(self) -> list:
         """Route hop counts; rows and columns in ``node_ids`` order."""
@@ -267,6 +290,8 @@ class Topology:
             "hops": self.hop_matrix(),
             "diameter": self.diameter(),
             "routes": {f"{a}->{b}": list(r) for (a, b), r in sorted(self._routes.items())},
+            "split_routes": {f"{a}->{b}": {cls: list(r) for cls, r in entry.items()}
+                             for (a, b), entry in self.split_routes().items()},
         }
 
     # -- variants
@@ -308,15 +333,19 @@ class Topology:
             entry["node"] = m[entry["node"]]
         if "layout" in doc and doc["layout"]:
             doc["layout"] = {m[int(k)]: v for k, v in doc["layout"].items()}
-        new_routes = {(m[a], m[b]): tuple(m[x] for x in r) for (a, b), r in self._routes.items()}
-        if self.routing == "table":
-            keep = new_routes
-        else:
-            graph = nx.relabel_nodes(self._graph, m)
-            keep = {pair: r for pair, r in new_routes.items() if r != default_route(self.routing, graph, *pair)}
+        renamed = {cls: {(m[a], m[b]): tuple(m[x] for x in r) for (a, b), r in self._class_routes[cls].items()}
+                   for cls in ROUTE_CLASSES}
+        graph = nx.relabel_nodes(self._graph, m)
         doc.pop("routes", None)
+        keep: dict = {}
+        for pair, request in sorted(renamed["request"].items()):
+            entry = {cls: renamed[cls][pair] for cls in ROUTE_CLASSES}
+            if any(r != request for r in entry.values()):
+                keep[f"{pair[0]}->{pair[1]}"] = {cls: list(r) for cls, r in entry.items()}
+            elif self.routing == "table" or request != default_route(self.routing, graph, *pair):
+                keep[f"{pair[0]}->{pair[1]}"] = list(request)
         if keep:
-            doc["routes"] = {f"{a}->{b}": list(r) for (a, b), r in sorted(keep.items())}
+            doc["routes"] = keep
         return topology_from_dict(doc, source=self.source)
 
     def _check_mapping(self, mapping: dict) -> dict:

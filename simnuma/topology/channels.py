@@ -15,16 +15,26 @@ from __future__ import annotations
 
 import networkx as nx
 
+from .board import ROUTE_CLASSES
+
 __all__ = ["channel_dependencies", "dependency_cycle", "cycle_warning"]
 
 
 def channel_dependencies(topology) -> nx.DiGraph:
-    """The channel dependency graph: ``(a, b) -> (b, c)`` for consecutive link directions of every route."""
+    """The channel dependency graph: ``(a, b) -> (b, c)`` for consecutive link directions of every route.
+
+    Each packet class has buffers of its own on every link (its virtual
+    channel), so it waits only on its own kind: a board whose classes take
+    different routes gets one graph per class, its nodes ``(a, b, class)``.
+    """
     graph = nx.DiGraph()
-    graph.add_nodes_from(topology.directions)
-    for route in topology.routes.values():
-        for a, b, c in zip(route, route[1:], route[2:]):
-            graph.add_edge((a, b), (b, c))
+    split = bool(topology.split_routes())
+    for cls in ROUTE_CLASSES if split else ROUTE_CLASSES[:1]:
+        tag = (cls,) if split else ()
+        graph.add_nodes_from(d + tag for d in topology.directions)
+        for route in topology.class_routes(cls).values():
+            for a, b, c in zip(route, route[1:], route[2:]):
+                graph.add_edge((a, b) + tag, (b, c) + tag)
     return graph
 
 
@@ -41,7 +51,7 @@ def cycle_warning(topology) -> str | None:
     cycle = dependency_cycle(topology)
     if not cycle:
         return None
-    ring = " -> ".join(f"{a}->{b}" for a, b in cycle + cycle[:1])
+    ring = " -> ".join(f"{d[0]}->{d[1]}" for d in cycle + cycle[:1])
     return (f"warning: the routes admit a cyclic wait among link buffers ({ring}; a cycle of the channel"
             " dependency graph): a run can deadlock when every buffer on it fills, and then stops with the"
             " cycle it found (docs/model.md, Deadlock)")

@@ -15,7 +15,7 @@ from .schema import (
     NODE_SCHEMA,
     TOP_KEYS,
 )
-from .board import _ROUTE_KEY, COHERENCE_MODES, ROUTING_MODES, Topology, _graph, default_route
+from .board import _ROUTE_KEY, COHERENCE_MODES, ROUTE_CLASSES, ROUTING_MODES, Topology, _graph, default_route
 from .checker import _Checker
 from .helpers import (
     _AnyNode,
@@ -327,25 +327,32 @@ class _Validator(_Checker):
 
     # -- routes
     def routes(self, data, graph, ids) -> dict:
+        """``{class: {(a, b): route}}`` for every packet class (``ROUTE_CLASSES``) and ordered pair."""
         given = self.given_routes(data, graph, set(ids))
         mode = data.get("routing") or "shortest"
-        routes, missing = {}, []
+        routes: dict = {cls: {} for cls in ROUTE_CLASSES}
+        missing = []
         for a in ids:
             for b in ids:
                 if a == b:
                     continue
-                if (a, b) in given:
-                    routes[(a, b)] = given[(a, b)]
-                elif mode == "table":
+                entry = given.get((a, b), {})
+                request = entry.get("request")
+                if request is None and mode == "table":
                     missing.append(f"{a}->{b}")
-                else:
-                    routes[(a, b)] = default_route(mode, graph, a, b)
+                    continue
+                default = request if request is not None else (
+                    default_route(mode, graph, a, b) if mode != "table" else None)
+                for cls in ROUTE_CLASSES:
+                    routes[cls][(a, b)] = entry.get(cls, default)
         if missing:
             shown = ", ".join(missing[:8]) + (f" and {len(missing) - 8} more" if len(missing) > 8 else "")
             self.err(("routes",), f"routing 'table' needs a route for every ordered pair; missing: {shown}")
         return routes
 
     def given_routes(self, data, graph, ids) -> dict:
+        """``{(a, b): {class: route}}`` as the file gives them: a list is every class's route, a mapping
+        names the classes it routes (``request``, ``response``, ``probe``)."""
         raw = data.get("routes")
         if raw is None:
             return {}
@@ -354,7 +361,7 @@ class _Validator(_Checker):
             return {}
         given: dict = {}
         first_key: dict = {}
-        for key, path_nodes in raw.items():
+        for key, value in raw.items():
             pair = self.route_pair(key, ids)
             if pair is None:
                 continue
@@ -363,10 +370,34 @@ class _Validator(_Checker):
                                           f"(first given as {first_key[pair]!r})")
                 continue
             first_key[pair] = key
-            route = self.check_route(("routes", key), pair, path_nodes, graph)
-            if route is not None:
-                given[pair] = route
+            if isinstance(value, dict):
+                entry = self.class_routes(("routes", key), pair, value, graph)
+            else:
+                route = self.check_route(("routes", key), pair, value, graph)
+                entry = None if route is None else {cls: route for cls in ROUTE_CLASSES}
+            if entry:
+                given[pair] = entry
         return given
+
+    def class_routes(self, path, pair, value: dict, graph) -> dict | None:
+        """A pair's routes by packet class; the classes left out follow its request route, or without one
+        the board's routing."""
+        if not value:
+            self.err(path, f"expected a route per packet class, such as {{request: [...], response: [...]}};"
+                           f" classes are {', '.join(ROUTE_CLASSES)}")
+            return None
+        entry = {}
+        for cls, nodes in value.items():
+            if cls not in ROUTE_CLASSES:
+                self.err(path + (cls,), f"unknown packet class {cls!r};"
+                                        f" classes are {', '.join(ROUTE_CLASSES)}")
+                continue
+            route = self.check_route(path + (cls,), pair, nodes, graph)
+            if route is not None:
+                entry[cls] = route
+        if "request" in entry:
+            entry = {cls: entry.get(cls, entry["request"]) for cls in ROUTE_CLASSES}
+        return entry
 
     def route_pair(self, key, ids):
         m = _ROUTE_KEY.match(str(key))
