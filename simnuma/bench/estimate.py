@@ -7,6 +7,9 @@ from the outside.  That gives, per op, the time of one pass over the arrays
 and the time everything else takes (starting the process, mapping, binding,
 filling the arrays or linking the chase, verifying the placement), and the
 single-thread bandwidths the suite paces its background streams against.
+Where node H has a second CPU it then runs the chase beside one unthrottled
+reader (``H.0.l.H + H.1.r.H``): how much a stream slows the chase on this
+host, which the loaded-latency cases (most of a suite's time) depend on.
 
 A case then costs (:func:`case_seconds`) the setup of its slowest thread plus
 :data:`SETUP_SHARING` times the setups of the others (the threads prepare their
@@ -14,8 +17,9 @@ arrays in parallel, but page faults and first touches of one process contend),
 plus ``reps`` passes of its slowest foreground thread, with two corrections
 for sharing the memory:
 
-- a chase beside streams runs slower than idle: its pass is taken at
-  :data:`LOADED_CHASE_SLOWDOWN` times the idle pass;
+- a chase beside streams runs slower than idle: its pass is taken at the
+  slowdown the probe measured beside one reader (never below 1), or, where
+  it could not be measured, :data:`LOADED_CHASE_SLOWDOWN` times the idle pass;
 - foreground streams on one node share its memory: the pass of N unthrottled
   streams is taken at ``1 + (N - 1) x`` :data:`STREAM_SHARING` times a lone
   stream's.
@@ -40,7 +44,7 @@ __all__ = ["OpCost", "Probe", "probe_host", "case_seconds", "suite_seconds", "es
 
 PROBE_OPS = ("r", "w", "t", "l")
 PROBE_REPS = 2
-LOADED_CHASE_SLOWDOWN = 1.5   # a chase beside streams: its pass against the idle pass
+LOADED_CHASE_SLOWDOWN = 1.5   # a chase beside streams: its pass against the idle pass, where not measured
 STREAM_SHARING = 0.5          # each further foreground stream on one node adds this many lone passes
 SETUP_SHARING = 0.5           # each further thread of a case adds this share of its own setup
 
@@ -68,6 +72,12 @@ class Probe:
     costs: dict            # op -> OpCost
     seconds: float = 0.0   # how long the probe took
     failures: dict = field(default_factory=dict)   # op -> why its probe failed
+    chase_slowdown: float | None = None   # the chase's pass beside one reader against its idle pass (None: not measured)
+
+    @property
+    def loaded_chase_slowdown(self) -> float:
+        """The factor a chase beside streams takes its pass at: measured, else :data:`LOADED_CHASE_SLOWDOWN`."""
+        return LOADED_CHASE_SLOWDOWN if self.chase_slowdown is None else self.chase_slowdown
 
     @property
     def stream_GBps(self) -> dict:
@@ -82,7 +92,9 @@ class Probe:
 
     def to_dict(self) -> dict:
         return {"size_bytes": self.size_bytes, "seconds": self.seconds, "reps": PROBE_REPS,
-                "ops": {op: c.to_dict() for op, c in self.costs.items()}, "failures": dict(self.failures)}
+                "ops": {op: c.to_dict() for op, c in self.costs.items()}, "failures": dict(self.failures),
+                "loaded_chase_slowdown": self.loaded_chase_slowdown,
+                "loaded_chase_slowdown_measured": self.chase_slowdown is not None}
 
 
 def _cost(op: str, report: dict, wall_seconds: float) -> OpCost:
@@ -113,7 +125,25 @@ def probe_host(host: Host, home: int, size_bytes=None, pages: str = "auto", run=
         size = report["size_bytes"]
     if not costs:
         raise BenchError(f"the probe that plans the suite failed: {failures[PROBE_OPS[0]]}")
-    return Probe(size_bytes=size, costs=costs, seconds=time.monotonic() - started, failures=failures)
+    slowdown = _chase_slowdown(host, home, costs, size_bytes, pages, run)
+    return Probe(size_bytes=size, costs=costs, seconds=time.monotonic() - started, failures=failures,
+                 chase_slowdown=slowdown)
+
+
+def _chase_slowdown(host: Host, home: int, costs: dict, size_bytes, pages: str, run) -> float | None:
+    """The chase's pass beside one unthrottled reader on its node against its idle pass (at least 1), or None
+    where the node has one CPU, the idle chase or reader was not measured, or the loaded run fails."""
+    node = next((n for n in host.nodes if n.id == home), None)
+    if node is None or len(node.cpus) < 2 or "l" not in costs or "r" not in costs:
+        return None
+    try:
+        report = run([f"{home}.0.l.{home}"], (f"{home}.1.r.{home}",), size_bytes=size_bytes, reps=PROBE_REPS,
+                     host=host, pages=pages)
+    except BenchError:
+        return None
+    (chase,) = [t for t in report["threads"] if t["role"] == "foreground"]
+    idle = costs["l"].pass_seconds
+    return max(1.0, chase["seconds"]["median"] / idle) if idle > 0 else None
 
 
 def _pass_seconds(spec, probe: Probe) -> float:
@@ -135,7 +165,7 @@ def case_seconds(case, probe: Probe, reps: int) -> float:
         one = _pass_seconds(spec, probe)
         if spec.op == "l":
             if background or len(foreground) > 1:
-                one *= LOADED_CHASE_SLOWDOWN
+                one *= probe.loaded_chase_slowdown
         else:
             streams = [s for s in foreground + background
                        if s.op != "l" and s.rate_GBps is None and s.mem_node == spec.mem_node]
@@ -152,12 +182,14 @@ def suite_seconds(cases, probe: Probe, reps: int) -> dict:
 def estimate_text(per_case: dict, rounds: int, reps: int, probe: Probe) -> str:
     """One line for the terminal: the estimate and how it was derived."""
     total = rounds * sum(per_case.values())
+    chase = "measured beside one reader" if probe.chase_slowdown is not None else "assumed"
+    failed = "".join(f"; the probe of {op} failed ({why}): its cases are estimated as the slowest op's"
+                     for op, why in probe.failures.items())
     return (f"bench suite: {len(per_case)} cases x {rounds} rounds of {reps} repetitions, estimated {format_duration(total)}"
             f" (from a {probe.seconds:.1f} s probe of one idle thread per op: each case = the setup of its slowest"
             f" thread, +{SETUP_SHARING:g} x each other's, + {reps} passes of its slowest foreground thread,"
-            f" x{LOADED_CHASE_SLOWDOWN:g} for a chase beside streams, +{STREAM_SHARING:g} pass per further stream"
-            f" on its node)" + "".join(f"; the probe of {op} failed ({why}): its cases are estimated as the"
-                                       " slowest op's" for op, why in probe.failures.items()))
+            f" x{probe.loaded_chase_slowdown:.2f} for a chase beside streams ({chase}),"
+            f" +{STREAM_SHARING:g} pass per further stream on its node)" + failed)
 
 
 def format_duration(seconds: float) -> str:

@@ -192,7 +192,8 @@ def test_probe_times_one_idle_thread_per_op():
             "ns_per_access": {"median": 5.0}}]}
 
     measured = probe_host(node_host(2), 0, None, "huge", run=run)
-    assert calls == [((f"0.0.{op}.0",), 2, "huge") for op in "rwtl"]
+    assert calls == [((f"0.0.{op}.0",), 2, "huge") for op in "rwtl"] + [(("0.0.l.0",), 2, "huge")]
+    assert measured.chase_slowdown == 1.0 and measured.to_dict()["loaded_chase_slowdown_measured"]
     assert measured.stream_GBps == {"r": 12.0, "w": 9.0, "t": 15.0} and measured.size_bytes == 64 << 20
     assert all(c.pass_seconds == 0.01 and c.setup_seconds >= 0 for c in measured.costs.values())
 
@@ -215,6 +216,42 @@ def test_probe_times_one_idle_thread_per_op():
 
     with pytest.raises(BenchError, match="the probe that plans the suite failed: 0.0.r.0: arrays on node 0"):
         probe_host(node_host(2), 0, run=fail)
+
+
+def test_probe_measures_what_a_reader_does_to_the_chase():
+    """The loaded-latency cases take the chase's pass at the slowdown the probe measured beside one reader;
+    a node with one CPU, or a loaded run that fails, leaves the assumed factor."""
+    def run(specs, background, size_bytes, reps, host, pages):
+        op = parse_spec(specs[0]).op
+        chase_s = 0.45 if background else 0.30
+        return {"size_bytes": 64 << 20, "threads": [{
+            "role": "foreground", "seconds": {"median": chase_s if op == "l" else 0.01, "all": [0.01] * reps},
+            "GBps": {"median": 10.0}, "ns_per_access": {"median": 5.0}}]}
+
+    measured = probe_host(node_host(2), 0, run=run)
+    assert measured.chase_slowdown == pytest.approx(1.5)
+    loaded = planned("loaded-latency", ("0.0.l.0",), ("0.1.r.0",))
+    assert case_seconds(loaded, measured, 1) == pytest.approx(
+        measured.costs["l"].setup_seconds + SETUP_SHARING * measured.costs["r"].setup_seconds + 0.30 * 1.5)
+    assert "x1.50 for a chase beside streams (measured beside one reader)" in estimate_text({"a": 1.0}, 1, 1, measured)
+    alone = probe_host(node_host(1), 0, run=run)
+    assert alone.chase_slowdown is None and alone.loaded_chase_slowdown == LOADED_CHASE_SLOWDOWN
+    assert "(assumed)" in estimate_text({"a": 1.0}, 1, 1, alone)
+
+    def quicker(specs, background, **kwargs):   # noise: never below the idle pass
+        report = run(specs, background, **kwargs)
+        if background:
+            report["threads"][0]["seconds"]["median"] = 0.2
+        return report
+
+    assert probe_host(node_host(2), 0, run=quicker).chase_slowdown == 1.0
+
+    def no_loaded(specs, background, **kwargs):
+        if background:
+            raise BenchError("no second CPU free")
+        return run(specs, background, **kwargs)
+
+    assert probe_host(node_host(2), 0, run=no_loaded).chase_slowdown is None
 
 
 def fake_report(threads, background, reps=3) -> dict:
