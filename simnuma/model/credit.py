@@ -18,10 +18,13 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
-from heapq import heappop, heappush
-from typing import TYPE_CHECKING, Any
+import heapq
+from typing import TYPE_CHECKING, Any, Final
 
 from .events import Clock, grant_at
+
+heappop: Final = heapq.heappop   # a C static in the compiled model: no lookup in the module's globals per call
+heappush: Final = heapq.heappush   # a C static in the compiled model: no lookup in the module's globals per call
 
 if TYPE_CHECKING:
     from .packet import Packet

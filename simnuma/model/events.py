@@ -18,12 +18,15 @@ reads, so its hops allocate nothing.
 """
 from __future__ import annotations
 
-from heapq import heappop, heappush
+import heapq
 from typing import Any, Final
 
 import simpy
 from simpy.core import EmptySchedule, StopSimulation
 from simpy.events import NORMAL, URGENT, EventPriority
+
+heappop: Final = heapq.heappop   # a C static in the compiled model: no lookup in the module's globals per call
+heappush: Final = heapq.heappush   # a C static in the compiled model: no lookup in the module's globals per call
 
 _NORMAL: Final = 1   # SimPy's NORMAL priority, as a constant the compiled model inlines
 assert _NORMAL == NORMAL
@@ -92,6 +95,21 @@ class Clock:
             raise EmptySchedule from None
         self.now_ns = entry.time
         event: Any = entry.event   # a SimPy event, or a Packet, Transaction or Call: what it has of one is all it reads
+        # the model's own events first, read through their compiled classes (they never fail and never stop
+        # the run: SimPy's stop is a callback of a SimPy event)
+        if isinstance(event, Call):
+            call: Call = event
+            call.callbacks = None
+            call.fn(call.arg)   # its callbacks are always (_fire,): the call itself
+            return
+        if isinstance(event, HeapEvent):
+            heap_event: HeapEvent = event
+            handlers = heap_event.callbacks
+            heap_event.callbacks = None
+            if handlers is not None:
+                for handler in handlers:
+                    handler(event)
+            return
         callbacks: Any = event.callbacks   # a list, or a tuple shared by many (_FIRE, a component's callbacks)
         event.callbacks = None   # SimPy's step does the same
         try:
@@ -101,8 +119,6 @@ class Clock:
             event.callbacks = callbacks[callbacks.index(callback) + 1:]
             self.env.schedule(event, EventPriority(URGENT - 1))
             raise
-        if isinstance(event, HeapEvent) or isinstance(event, Call):
-            return   # the model's own events never fail
         if not event._ok and not hasattr(event, "_defused"):
             exc = type(event._value)(*event._value.args)
             exc.__cause__ = event._value
@@ -175,7 +191,7 @@ def _fire(event: Call) -> None:
     event.fn(event.arg)
 
 
-_FIRE = (_fire,)   # SimPy only iterates an event's callbacks (and then drops them): one tuple serves all
+_FIRE: Final = (_fire,)   # SimPy only iterates an event's callbacks (and then drops them): one tuple serves all
 
 
 class Call:

@@ -25,12 +25,14 @@ arbitration between virtual channels beyond the command/data distinction.
 from __future__ import annotations
 
 from collections import deque
-from heapq import heappush
-from typing import Any
+import heapq
+from typing import Any, Final
 
 from .credit import CreditPool
 from .events import Clock, deliver_at, grant_at
 from .packet import NOP_BYTES, POSTED, RESPONSE, VC_NAMES, Packet
+
+heappush: Final = heapq.heappush   # a C static in the compiled model: no lookup in the module's globals per call
 
 __all__ = ["LinkDirection", "LinkBuffers"]
 

@@ -9,7 +9,7 @@ serialised as one block, into which the link inserts command packets
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from .credit import CreditPool
 from .events import HeapEvent
@@ -17,14 +17,18 @@ from ..units import LINE_BYTES  # noqa: F401 - the one definition
 
 __all__ = ["Packet", "VC_NAMES", "REQUEST", "POSTED", "RESPONSE", "PROBE", "KINDS", "LINE_BYTES", "NOP_BYTES"]
 
-NOP_BYTES = 4
+# Final: the compiled model reads them as constants, not through the module's globals
+NOP_BYTES: Final = 4
 
 # virtual channels
-REQUEST, POSTED, RESPONSE, PROBE = 0, 1, 2, 3
-VC_NAMES = ("request", "posted", "response", "probe")
+REQUEST: Final = 0
+POSTED: Final = 1
+RESPONSE: Final = 2
+PROBE: Final = 3
+VC_NAMES: Final = ("request", "posted", "response", "probe")
 
 # kind -> (virtual channel, command bytes, data bytes)
-KINDS = {
+KINDS: Final = {
     "read_req": (REQUEST, 8, 0),
     "probe": (PROBE, 8, 0),
     "probe_resp": (RESPONSE, 4, 0),
