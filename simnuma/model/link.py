@@ -245,6 +245,7 @@ class LinkDirection:
         pkt.lag_ns = 0.0
         path = pkt.path
         hop = pkt.hop
+        key: Any   # the next link direction, or the kind of packet the receiving node consumes
         if hop < len(path):
             # forwarded onward: the receiver routes the packet on its header, to the next link of its route
             key = path[hop]

@@ -34,7 +34,7 @@ from .packet import LINE_BYTES, PROBE, RESPONSE, Packet
 from .xbar import XBar, enter_fabric
 
 if TYPE_CHECKING:
-    from .coherence import Coherence
+    from .coherence import Coherence, Transaction
     from .link import LinkDirection
 
 __all__ = ["MCT", "FifoMemory", "make_memory"]
@@ -100,7 +100,7 @@ class MCT:
         else:
             deliver_at(self.clock, done_ns, txn, self.data_ready)   # the transaction is the event
 
-    def read_data(self, txn) -> None:
+    def read_data(self, txn: Transaction) -> None:
         """The memory has a read's data: it leaves through an MCT response buffer."""
         resp = Packet("read_resp", txn, self.index, txn.requester, self.resp_routes[txn.requester + txn.lane])
         self.pools[RESPONSE].request(self._send_data, resp)  # type: ignore[union-attr]  # the RESPONSE pool is set
@@ -123,7 +123,8 @@ class MCT:
     def _send_broadcast(self, probes) -> None:
         hold = _BroadcastHold(self.pools[PROBE], len(probes))
         for pkt in probes:
-            pkt.path = self.probe_routes[pkt.dst + pkt.txn.lane]
+            txn: Transaction = pkt.txn
+            pkt.path = self.probe_routes[pkt.dst + txn.lane]
             pkt.held = hold
             pkt.held_data = None
             enter_fabric(self.clock, pkt, self.xbar_delay_ns, self.xbar)

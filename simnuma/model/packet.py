@@ -9,9 +9,12 @@ serialised as one block, into which the link inserts command packets
 """
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from .credit import CreditPool
+
+if TYPE_CHECKING:
+    from .link import LinkDirection
 from .events import HeapEvent
 from ..units import LINE_BYTES  # noqa: F401 - the one definition
 
@@ -48,8 +51,9 @@ class Packet(HeapEvent):
                  "held", "held_data", "lag_ns", "tail_ns")
     held: Any   # a CreditPool, or the hold of a broadcast whose copies share one (mct._BroadcastHold)
     held_data: CreditPool | None
+    path: tuple[LinkDirection, ...]   # typed: the crossbar calls its first link's send as a compiled method
 
-    def __init__(self, kind: str, txn, src: int, dst: int, path: tuple):
+    def __init__(self, kind: str, txn, src: int, dst: int, path: tuple[LinkDirection, ...]):
         vc, cmd, data = KINDS[kind]
         self.kind = kind
         self.vc = vc

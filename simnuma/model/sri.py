@@ -21,7 +21,7 @@ from .xbar import XBar, enter_fabric
 from .packet import RESPONSE, VC_NAMES, Packet
 
 if TYPE_CHECKING:
-    from .coherence import Coherence
+    from .coherence import Coherence, Transaction
     from .link import LinkDirection
 
 __all__ = ["SRI"]
@@ -58,7 +58,8 @@ class SRI:
 
     def inject(self, pkt: Packet, then=None) -> None:
         """Send ``pkt`` from this node; ``then(pkt)`` runs once it holds a crossbar buffer."""
-        pkt.path = (self.resp_routes if pkt.vc == RESPONSE else self.routes)[pkt.dst + pkt.txn.lane]
+        txn: Transaction = pkt.txn   # typed: its lane is a compiled field
+        pkt.path = (self.resp_routes if pkt.vc == RESPONSE else self.routes)[pkt.dst + txn.lane]
         if self.observer is not None:
             self.observer.sri_inject(self, pkt)
         pool = self.pools[pkt.vc]
