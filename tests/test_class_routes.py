@@ -101,7 +101,7 @@ def test_a_cyclic_wait_is_one_within_a_class():
     assert len(dependency_cycle(one_class)) == 4
 
 
-def _data_GB(result: dict, src: int, dst: int) -> float:
+def _data_bytes(result: dict, src: int, dst: int) -> float:
     return sum(row["data_bytes"] for row in result["links"] if (row["src"], row["dst"]) == (src, dst))
 
 
@@ -109,13 +109,13 @@ def test_the_simulation_sends_each_packet_on_its_class_route():
     """A thread on node 0 reading node 3: requests go 0-2-3, the data come back 3-2-0, node 3's probe
     reaches node 0 over 3-1-0 (a command with no data)."""
     result = simulate(with_routes(SPLIT), ["0.0.r.3"], size_bytes=1 << 20, mode="exact").to_dict()
-    lines_bytes = (1 << 20)
-    assert _data_GB(result, 3, 2) == pytest.approx(lines_bytes) and _data_GB(result, 2, 0) == pytest.approx(lines_bytes)
-    assert _data_GB(result, 3, 1) == 0 and _data_GB(result, 1, 0) == 0
+    lines_bytes = 1 << 20   # every line of the array, once
+    assert _data_bytes(result, 3, 2) == pytest.approx(lines_bytes) and _data_bytes(result, 2, 0) == pytest.approx(lines_bytes)
+    assert _data_bytes(result, 3, 1) == 0 and _data_bytes(result, 1, 0) == 0
     control = {(row["src"], row["dst"]): row["control_bytes"] for row in result["links"]}
     assert control[(3, 1)] > 0 and control[(1, 0)] > 0 and control[(0, 2)] > 0
     plain = simulate("quartet", ["0.0.r.3"], size_bytes=1 << 20, mode="exact").to_dict()
-    assert _data_GB(plain, 3, 1) == pytest.approx(lines_bytes) and _data_GB(plain, 3, 2) == 0
+    assert _data_bytes(plain, 3, 1) == pytest.approx(lines_bytes) and _data_bytes(plain, 3, 2) == 0
 
 
 def test_the_analytic_model_puts_each_class_on_its_route():
@@ -137,3 +137,21 @@ def test_symmetries_must_keep_every_class_route():
     assert exchangeable_groups(with_routes(SPLIT), threads, ()) == [[0, 1]]
     lopsided = with_routes('routes:\n  "3->0": {response: [3, 2, 0]}\n')
     assert exchangeable_groups(lopsided, threads, ()) == [[0], [1]]
+
+
+def test_full_buffers_back_up_along_each_class_route():
+    """The chains the bottleneck is read from follow each class's routes: node 3's responses to node 0 leave
+    over 3->2, its probes for node 0 over 3->1, and node 0's requests for node 3 over 0->2."""
+    from simnuma.model.feeds import buffer_feeds
+    from simnuma.model.system import System
+    from simnuma.workload import Workload
+
+    system = System(with_routes(SPLIT), Workload.build(["0.0.r.0"], []), 4096, 1)
+    feeds = buffer_feeds(system)
+    assert set(feeds["N3 mct->xbar response"]) == {f"link 3->{n} response {k}" for n in (1, 2) for k in ("cmd", "data")}
+    assert set(feeds["N3 mct->xbar probe"]) == {"link 3->1 probe cmd", "link 3->2 probe cmd"}
+    assert set(feeds["link 3->2 response cmd"]) == {"link 2->0 response cmd", "link 2->0 response data"}   # via 2
+    assert "link 1->0 response cmd" not in feeds["link 3->1 response cmd"]         # ... not via 1
+    assert set(feeds["link 3->1 probe cmd"]) == {"N1 xbar->sri probe", "link 1->0 probe cmd"}   # probes via 1
+    assert set(feeds["link 0->2 request cmd"]) == {"N2 mct dram queue", "link 2->3 request cmd"}
+    assert set(feeds["link 0->1 request cmd"]) == {"N1 mct dram queue"}            # 0->3 requests not via 1
