@@ -7,7 +7,7 @@ import pytest
 from simnuma import analyze, load_topology, parse_topology, simulate
 from simnuma.errors import TopologyError
 from simnuma.model.symmetry import exchangeable_groups
-from simnuma.topology.channels import dependency_cycle
+from simnuma.topology.channels import cycle_warning, dependency_cycle
 from simnuma.workload import parse_specs
 
 # the Quartet square with its two-hop pairs routed per class (requests and responses of a pair apart)
@@ -99,6 +99,10 @@ def test_a_cyclic_wait_is_one_within_a_class():
     one_class = with_routes('routes:\n  "0->3": [0, 1, 3]\n  "1->2": [1, 3, 2]\n  "3->0": [3, 2, 0]\n'
                             '  "2->1": [2, 0, 1]\n')
     assert len(dependency_cycle(one_class)) == 4
+    within = with_routes('routes:\n  "0->3": {response: [0, 1, 3]}\n  "1->2": {response: [1, 3, 2]}\n'
+                         '  "3->0": {response: [3, 2, 0]}\n  "2->1": {response: [2, 0, 1]}\n')
+    assert {d[2] for d in dependency_cycle(within)} == {"response"}
+    assert "(response routes: " in cycle_warning(within)
 
 
 def _data_bytes(result: dict, src: int, dst: int) -> float:

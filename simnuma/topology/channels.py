@@ -39,7 +39,8 @@ def channel_dependencies(topology) -> nx.DiGraph:
 
 
 def dependency_cycle(topology) -> tuple:
-    """One cycle of link directions each waiting on the next (``((a, b), (b, c), ...)``), or ``()``."""
+    """One cycle of link directions each waiting on the next (``((a, b), (b, c), ...)``; ``(a, b, class)``
+    where the board's classes take different routes), or ``()``."""
     try:
         return tuple(edge[0] for edge in nx.find_cycle(channel_dependencies(topology)))
     except nx.NetworkXNoCycle:
@@ -52,6 +53,8 @@ def cycle_warning(topology) -> str | None:
     if not cycle:
         return None
     ring = " -> ".join(f"{d[0]}->{d[1]}" for d in cycle + cycle[:1])
+    if len(cycle[0]) > 2:   # a board whose classes take different routes: the cycle is one class's
+        ring = f"{cycle[0][2]} routes: {ring}"
     return (f"warning: the routes admit a cyclic wait among link buffers ({ring}; a cycle of the channel"
             " dependency graph): a run can deadlock when every buffer on it fills, and then stops with the"
             " cycle it found (docs/model.md, Deadlock)")
