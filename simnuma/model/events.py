@@ -69,13 +69,26 @@ class Clock:
     the environment's ``run`` steps with.
     """
 
-    __slots__ = ("now_ns", "queue", "eid", "env")
+    __slots__ = ("now_ns", "queue", "eid", "env", "spare")
 
     def __init__(self, now_ns: float):
         self.now_ns = now_ns
         self.queue: list = []   # the event heap of Entry objects, set by the environment
         self.eid: Any = None    # SimPy's insertion counter (an itertools.count), set by the environment
         self.env: Any = None
+        self.spare: list[Entry] = []   # entries popped and done with, to be filled again (no allocation per event)
+
+    def entry(self, when_ns: float, event: Any) -> Entry:
+        """A heap entry for ``event`` at ``when_ns`` with SimPy's NORMAL priority and the next insertion id."""
+        spare = self.spare
+        if spare:
+            entry = spare.pop()
+            entry.time = when_ns
+            entry.priority = _NORMAL
+            entry.eid = next(self.eid)
+            entry.event = event
+            return entry
+        return Entry(when_ns, _NORMAL, next(self.eid), event)
 
     def steps(self) -> None:
         """Step until the run is over.
@@ -95,6 +108,8 @@ class Clock:
             raise EmptySchedule from None
         self.now_ns = entry.time
         event: Any = entry.event   # a SimPy event, or a Packet, Transaction or Call: what it has of one is all it reads
+        entry.event = None
+        self.spare.append(entry)
         # the model's own events first, read through their compiled classes (they never fail and never stop
         # the run: SimPy's stop is a callback of a SimPy event)
         if isinstance(event, Call):
@@ -220,7 +235,7 @@ def call_at(clock: Clock, when_ns: float, fn: Any, arg: Any = None) -> None:
     insertion id) to save a call on the hottest path of the simulator.
     """
     now = clock.now_ns
-    heappush(clock.queue, Entry(when_ns if when_ns > now else now, _NORMAL, next(clock.eid), Call(fn, arg)))
+    heappush(clock.queue, clock.entry(when_ns if when_ns > now else now, Call(fn, arg)))
 
 
 def deliver_at(clock: Clock, when_ns: float, pkt: HeapEvent, callbacks: tuple) -> None:
@@ -235,7 +250,7 @@ def deliver_at(clock: Clock, when_ns: float, pkt: HeapEvent, callbacks: tuple) -
         _claim(pkt, callbacks)
     pkt.callbacks = callbacks
     now = clock.now_ns
-    heappush(clock.queue, Entry(when_ns if when_ns > now else now, _NORMAL, next(clock.eid), pkt))
+    heappush(clock.queue, clock.entry(when_ns if when_ns > now else now, pkt))
 
 
 def grant_at(clock: Clock, when_ns: float, fn: Any, arg: Any) -> None:
@@ -243,7 +258,7 @@ def grant_at(clock: Clock, when_ns: float, fn: Any, arg: Any) -> None:
     if when_ns <= clock.now_ns:
         fn(arg)
     else:
-        heappush(clock.queue, Entry(when_ns, _NORMAL, next(clock.eid), later(fn, arg)))
+        heappush(clock.queue, clock.entry(when_ns, later(fn, arg)))
 
 
 def later(fn: Any, arg: Any) -> Any:
