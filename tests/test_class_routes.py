@@ -56,6 +56,19 @@ def test_classes_left_out_follow_the_request_route_or_the_routing():
     assert set(board.split_routes()) == {(0, 3)}
 
 
+def test_an_unknown_class_is_named_and_a_table_needs_each_request_route():
+    board = with_routes(SPLIT)
+    with pytest.raises(KeyError, match="no packet class 'posted'; classes are request, response, probe"):
+        board.route(0, 3, "posted")
+    table = load_topology("quartet").to_yaml().replace("routing: shortest", "routing: table\nroutes: {" + ", ".join(
+        f"'{a}->{b}': {list(r)}" for (a, b), r in load_topology("quartet").routes.items() if (a, b) != (0, 3))
+        + ", '0->3': {response: [0, 2, 3]}}")
+    with pytest.raises(TopologyError) as info:
+        parse_topology(table, "board.yaml")
+    assert [p.message for p in info.value.problems] == [
+        "routing 'table' needs a route for every ordered pair; missing: 0->3 (no request route)"]
+
+
 def test_a_list_routes_every_class():
     board = with_routes('routes:\n  "0->3": [0, 2, 3]\n')
     assert {board.route(0, 3, cls) for cls in ("request", "response", "probe")} == {(0, 2, 3)}

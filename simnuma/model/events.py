@@ -120,10 +120,11 @@ class Clock:
         if isinstance(event, HeapEvent):
             heap_event: HeapEvent = event
             handlers = heap_event.callbacks
+            if handlers is None:   # put on the heap without a consumer: a mistake in the model, not a result
+                raise RuntimeError(f"a {type(event).__name__.lower()} came off the event heap with nothing to call")
             heap_event.callbacks = None
-            if handlers is not None:
-                for handler in handlers:
-                    handler(event)
+            for handler in handlers:
+                handler(event)
             return
         callbacks: Any = event.callbacks   # a list, or a tuple shared by many (_FIRE, a component's callbacks)
         event.callbacks = None   # SimPy's step does the same

@@ -12,11 +12,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final
 
 from .credit import CreditPool
+from .events import HeapEvent
+from ..units import LINE_BYTES  # noqa: F401 - the one definition
 
 if TYPE_CHECKING:
     from .link import LinkDirection
-from .events import HeapEvent
-from ..units import LINE_BYTES  # noqa: F401 - the one definition
 
 __all__ = ["Packet", "VC_NAMES", "REQUEST", "POSTED", "RESPONSE", "PROBE", "KINDS", "LINE_BYTES", "NOP_BYTES"]
 

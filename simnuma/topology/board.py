@@ -233,6 +233,8 @@ class Topology:
         """The node sequence a packet of class ``cls`` (``ROUTE_CLASSES``) from a to b follows (``(a,)`` when
         a == b)."""
         self._check_pair(a, b)
+        if cls not in self._class_routes:
+            raise KeyError(f"no packet class {cls!r}; classes are {', '.join(ROUTE_CLASSES)}")
         if a == b:
             return (a,)
         return self._class_routes[cls][(a, b)]

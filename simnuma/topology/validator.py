@@ -339,7 +339,7 @@ class _Validator(_Checker):
                 entry = given.get((a, b), {})
                 request = entry.get("request")
                 if request is None and mode == "table":
-                    missing.append(f"{a}->{b}")
+                    missing.append(f"{a}->{b} (no request route)" if entry else f"{a}->{b}")
                     continue
                 default = request if request is not None else (
                     default_route(mode, graph, a, b) if mode != "table" else None)

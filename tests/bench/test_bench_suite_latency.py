@@ -233,7 +233,9 @@ def test_probe_measures_what_a_reader_does_to_the_chase():
     loaded = planned("loaded-latency", ("0.0.l.0",), ("0.1.r.0",))
     assert case_seconds(loaded, measured, 1) == pytest.approx(
         measured.costs["l"].setup_seconds + SETUP_SHARING * measured.costs["r"].setup_seconds + 0.30 * 1.5)
-    assert "x1.50 for a chase beside streams (measured beside one reader)" in estimate_text({"a": 1.0}, 1, 1, measured)
+    text = estimate_text({"a": 1.0}, 1, 1, measured)
+    assert "probe of one idle thread per op and of the chase beside one reader:" in text
+    assert "x1.50 for a chase beside streams (measured beside one reader)" in text
     alone = probe_host(node_host(1), 0, run=run)
     assert alone.chase_slowdown is None and alone.loaded_chase_slowdown == LOADED_CHASE_SLOWDOWN
     assert "(assumed)" in estimate_text({"a": 1.0}, 1, 1, alone)
@@ -252,6 +254,14 @@ def test_probe_measures_what_a_reader_does_to_the_chase():
         return run(specs, background, **kwargs)
 
     assert probe_host(node_host(2), 0, run=no_loaded).chase_slowdown is None
+
+    def two_chases(specs, background, **kwargs):   # a malformed report: a refinement lost, not the suite
+        report = run(specs, background, **kwargs)
+        if background:
+            report["threads"] = report["threads"] * 2
+        return report
+
+    assert probe_host(node_host(2), 0, run=two_chases).chase_slowdown is None
 
 
 def fake_report(threads, background, reps=3) -> dict:

@@ -97,3 +97,14 @@ def test_step_outside_run_is_one_event_as_simpys():
     env = Environment()
     assert _stepped(env) == _stepped(simpy.Environment())
     assert env.now == env.now_ns == env.clock.now_ns == 3.0
+
+
+def test_a_packet_on_the_heap_with_nothing_to_call_is_a_mistake_said_so():
+    """The model's own events carry what to call while they are on the heap; one that does not is a
+    bookkeeping mistake, raised, not silently dropped."""
+    from simnuma.model.packet import Packet
+
+    env = Environment()
+    env.schedule(Packet("probe", None, 0, 1, ()))
+    with pytest.raises(RuntimeError, match="a packet came off the event heap with nothing to call"):
+        env.run()
