@@ -133,7 +133,7 @@ def probe_host(host: Host, home: int, size_bytes=None, pages: str = "auto", run=
 def _chase_slowdown(host: Host, home: int, costs: dict, size_bytes, pages: str, run) -> float | None:
     """The chase's pass beside one unthrottled reader on its node against its idle pass (at least 1), or None
     where the node has one CPU, the idle chase or reader was not measured, or the loaded run fails."""
-    node = next((n for n in host.nodes if n.id == home), None)
+    node = host.node(home)
     if node is None or len(node.cpus) < 2 or "l" not in costs or "r" not in costs:
         return None
     try:
