@@ -243,6 +243,30 @@ def test_the_quartet_idle_reads_within_five_percent(case):
     assert analytic == pytest.approx(simulated, rel=0.05)
 
 
+def test_results_do_not_depend_on_what_the_board_s_caches_hold():
+    """A board's stations are numbered once and its flows kept from case to case: a case solved after others on the
+    same board, or from empty caches, gives the same result to the bit, and lists only the links, memories and
+    probe lookups its threads use."""
+    from simnuma.analytic import flows
+
+    cases = [["0.0.r.0"], ["0.0.w.1", "1.0.w.0"], ["0.0.r.3", "2.1.t.2"], ["0.0.l.0"], ["3.0.w.3", "0.1.r.1"]]
+    quartet = load_topology("quartet")
+
+    def solve(threads):
+        data = simnuma.analyze(quartet, threads, size_bytes=1 << 20).to_dict()
+        data.pop("solve_s")
+        return data
+
+    flows.forget()
+    warm = [solve(threads) for threads in cases]
+    for threads, after_others in zip(reversed(cases), reversed(warm)):
+        flows.forget()
+        assert solve(threads) == after_others
+    local = warm[0]
+    assert [m["node"] for m in local["memory"]] == [0]
+    assert [m["node"] for m in warm[2]["memory"]] == [2, 3]
+
+
 def test_run_analytic(capsys):
     assert main(["run", "quartet", "0.0.w.1", "1.0.w.0", "--analytic"]) == 0
     out = capsys.readouterr().out

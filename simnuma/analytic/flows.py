@@ -101,7 +101,7 @@ def _hops(topology, a: int, b: int, kind: str) -> list:
     return list(zip(route, route[1:]))
 
 
-def _path(topology, a: int, b: int, kind: str, c: ThreadClass, weight: float, lag_ns: float) -> list:
+def _path(topology, a: int, b: int, kind: str, c: ThreadClass, weight: float, lag_ns: float) -> tuple:
     """The path of a packet of ``kind`` from a to b: each link direction, then its flight and the crossbar it
     enters.  Adds its bytes to ``c.demands`` (and a credit NOP on each reverse direction) and the time it holds each
     receive buffer to ``c.credits``.  ``lag_ns`` is the crossbar (and SRI) latency it pays in flight on its first
@@ -110,30 +110,33 @@ def _path(topology, a: int, b: int, kind: str, c: ThreadClass, weight: float, la
     key = ("hops", a, b, kind, lag_ns)
     if key not in known:
         known[key] = _hops_of(topology, a, b, kind, lag_ns)
-    out = []
+    path, hops = known[key]
     demands, credits, holds = c.demands, c.credits, c.holds
-    for station, service_ns, delay_ns, uses, pools in known[key]:
-        out.append((station, service_ns, delay_ns))
+    for uses, pools in hops:
         for k, ns in uses:
             demands[k] = demands.get(k, 0.0) + weight * ns
         for pool, held_ns, link, serial_ns in pools:
             credits[pool] = credits.get(pool, 0.0) + weight * held_ns
-            holds.setdefault(pool, []).append((link, weight * serial_ns))
-    return out
+            queued = holds.get(pool)
+            if queued is None:
+                queued = holds[pool] = []
+            queued.append((link, weight * serial_ns))
+    return path   # the board's own list, read only: callers add it to theirs
 
 
-def _hops_of(topology, a: int, b: int, kind: str, lag_ns: float) -> list:
-    """Per hop of a packet of ``kind`` from a to b: ``(link station, service ns, fixed delay ns, [(station, ns of
-    it)], [(buffer pool, ns held over its slots, link station, ns serialised over its slots)])``."""
-    out = []
+def _hops_of(topology, a: int, b: int, kind: str, lag_ns: float) -> tuple:
+    """A packet of ``kind`` from a to b: its path, ``[(link station, service ns, fixed delay ns)]``, and per hop
+    ``([(station, ns of it)], [(buffer pool, ns held over its slots, link station, ns serialised over its
+    slots)])``."""
+    path, out = [], []
     hops = _hops(topology, a, b, kind)
     for k, (src, dst) in enumerate(hops):
         link = topology.link(src, dst)
         ns_per_byte = 1.0 / link.bandwidth_GBps(src, dst)
         back_ns_per_byte = 1.0 / link.bandwidth_GBps(dst, src)
         key, back = ("link", src, dst), ("link", dst, src)
-        uses = [(key, PACKET_BYTES[kind] * ns_per_byte / link.count),
-                (back, NOP_BYTES * back_ns_per_byte / link.count)]   # and a credit NOP on the reverse
+        uses = ((key, PACKET_BYTES[kind] * ns_per_byte / link.count),
+                (back, NOP_BYTES * back_ns_per_byte / link.count))   # and a credit NOP on the reverse
         # a data packet forwarded on is routed on its header (cut-through): after the first hop it waits for
         # its header only; links in parallel are a multi-server station (a packet takes one of them: as
         # Seidmann's approximation, a queue of the pair's share of its serialisation and a delay of the rest)
@@ -148,9 +151,12 @@ def _hops_of(topology, a: int, b: int, kind: str, lag_ns: float) -> list:
         slots = [(("credit", src, dst, vc), link.buffers[vc] * link.count)]
         if kind in CARRIES_DATA:
             slots.append((("data credit", src, dst, vc), link.data_buffers[vc] * link.count))
-        pools = [(pool, held_ns / n, key, serial_ns / link.count / n) for pool, n in slots]
-        out.append((key, serial_ns / link.count, flight_ns + serial_ns * (1.0 - 1.0 / link.count), uses, pools))
-    return out
+        pools = tuple([(pool, held_ns / n, key, serial_ns / link.count / n) for pool, n in slots])
+        path.append((key, serial_ns / link.count, flight_ns + serial_ns * (1.0 - 1.0 / link.count)))
+        out.append((uses, pools))
+    # tuples, not lists: a board's caches live long, and the garbage collector stops scanning a tuple of plain
+    # values once it has seen it
+    return tuple(path), tuple(out)
 
 
 def _flows(topology, c: ThreadClass) -> None:
@@ -176,7 +182,9 @@ def _flows(topology, c: ThreadClass) -> None:
             _path(topology, c.node, c.home, "victim", c, share, sri_lag)
             c.writes += share
             c.hold_ns += share * (node.hold_ns or {}).get(c.op, 0.0)
-        c.paths.append((request, branches))
+        c.paths.append((tuple(request), tuple([tuple(b) for b in branches])))
+    for pool, queued in c.holds.items():
+        c.holds[pool] = tuple(queued)
 
 
 def _probe(topology, c: ThreadClass, target: int, share: float) -> list:

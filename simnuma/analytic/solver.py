@@ -52,38 +52,46 @@ class Network:
         classes, cache = self.classes, self.cache
         self.memories = memories = _memories(self.topology, classes, cache, shares)
         memory_demand = {c.label: memories[c.home].read_ns + c.writes * memories[c.home].write_ns for c in classes}
-        keys = {k for c in classes for k in c.demands}
-        keys.update(("memory", c.home) for c in classes)
-        self.stations = stations = sorted(keys)   # ("link", 0, 1), ("memory", 0), ...
-        self.index = index = {k: i for i, k in enumerate(stations)}
-        # the stations' order, as a small number: the caches' keys below hash it often
-        layout = cache.setdefault(("layout", tuple(stations)), len(cache))
+        # every station the board has, numbered once for all its cases: a case's classes use some of them (the
+        # others add nothing to any sum), and what is compiled against the numbers is kept per flow
+        if "stations" not in cache:
+            stations = _board_stations(self.topology)
+            cache["stations"] = (stations, {k: i for i, k in enumerate(stations)})
+        stations, index = cache["stations"]
+        self.stations, self.index = stations, index
         self.compiled: dict[str, list[Transaction]] = {}
+        self.demand: dict[str, list[float]] = {}
+        used: set[int] = set()
         for c in classes:
             m = memories[c.home]
-            key = ("compiled", c.node, c.home, c.op, layout, m.read_ns, m.delay_ns, m.scattered_ns)
+            key = ("compiled", c.node, c.home, c.op, m.read_ns, m.delay_ns, m.scattered_ns)
             if key not in cache:
                 cache[key] = _compile(c, index, m)
             self.compiled[c.label] = cache[key]
-        self.demand: dict[str, list[float]] = {}
-        for c in classes:
-            row = [float(c.demands.get(k, 0.0)) for k in stations]
+            row_key = ("row", c.node, c.home, c.op)
+            if row_key not in cache:
+                cache[row_key] = ([float(c.demands.get(k, 0.0)) for k in stations],
+                                  [index[k] for k in c.demands] + [index[("memory", c.home)]])
+            row, uses = cache[row_key]
+            row = row[:]
             row[index[("memory", c.home)]] = memory_demand[c.label]
             self.demand[c.label] = row
+            used.update(uses)
+        self.used = sorted(used)   # the stations this case's classes use, in the board's order
         # memories whose latency depends on their load, with the station index and the classes there
         self.loaded = [(index[("memory", home)], m, [c for c in classes if c.home == home])
                        for home, m in memories.items() if m.model == "curve" or m.episode_ns]
-        self._limits(self.topology, cache, layout)
+        self._limits(self.topology, cache)
 
-    def _limits(self, topology, cache: dict, layout: int) -> None:
+    def _limits(self, topology, cache: dict) -> None:
         """What the bounds check: per buffer pool, what each class holds (with the link stations where its packets
         also queue); per node, its DRAM queue's entries and the classes that use it."""
         self.pool_terms = {}
         for c in self.classes:
-            key = ("pools", c.node, c.home, c.op, layout)
+            key = ("pools", c.node, c.home, c.op)
             if key not in cache:
-                cache[key] = [(k, held, [(self.index[station], ns) for station, ns in c.holds.get(k, ())])
-                              for k, held in c.credits.items()]
+                cache[key] = tuple([(k, held, tuple([(self.index[station], ns) for station, ns in c.holds.get(k, ())]))
+                                    for k, held in c.credits.items()])
             self.pool_terms[c.label] = cache[key]
         # each node's DRAM queue: a read holds an entry for its time in the memory, a write-back for its burst
         self.queues = [(self.index[("memory", home)], topology.node(home).memory_queue, m,
@@ -293,8 +301,7 @@ class Network:
             if len(self.classes) == 1:   # no other thread's packets to wait behind
                 out[label] = [(k, held) for k, held, _queued in self.pool_terms[label]]
                 continue
-            others = [t - m for t, m in zip(total, queue[label])]
-            out[label] = [(k, held + QUEUEING * sum([others[i] * serial for i, serial in queued]) if queued else held)
+            out[label] = [(k, held + QUEUEING * _behind(queued, total, queue[label]) if queued else held)
                           for k, held, queued in self.pool_terms[label]]
         for i, slots, m, there in self.queues:
             for label, writes, scattered_ns in there:   # (a chase opens a row for every line)
@@ -306,8 +313,14 @@ class Network:
     def _loads(self, throughput: dict, demands: dict) -> dict:
         """Every resource's share in use at ``throughput``: stations (their utilisation), buffer pools (slots in
         use) and DRAM queues (entries in use)."""
-        loads = dict(zip(self.stations, (sum(column) for column in zip(
-            *([x * d for d in self.demand[label]] for label, x in throughput.items())))))
+        stations = self.stations
+        rows = [(x, self.demand[label]) for label, x in throughput.items()]
+        loads: dict = {}
+        for i in self.used:
+            busy = 0.0
+            for x, demand in rows:   # added in the classes' order
+                busy += x * demand[i]
+            loads[stations[i]] = busy
         for label, terms in demands.items():
             x = throughput[label]
             for k, d in terms:
@@ -341,6 +354,15 @@ class Network:
                 "memory": sorted(memory, key=lambda r: r["node"]), "probes": probes,
                 "credits": [{"pool": _pool_name(k), "in_use": min(1.0, u)} for u, k in pools],
                 "bottleneck": bottleneck}
+
+
+def _behind(queued: tuple, total: list[float], own: list[float]) -> float:
+    """What a packet waits for on its links' stations (``[(station, ns serialised)]``): the other classes'
+    customers queued there (``total`` less ``own``), each a serialisation, added in the stations' order."""
+    out = 0.0
+    for i, serial in queued:
+        out += (total[i] - own[i]) * serial
+    return out
 
 
 def _common_wait(users: list) -> float:
@@ -379,6 +401,14 @@ def _memories(topology, classes, cache: dict, shares: dict | None = None) -> dic
                                        share, tuple((c.op, c.customers) for c in there))
         out[home] = cache[key]
     return out
+
+
+def _board_stations(topology) -> list:
+    """Every queueing station of ``topology`` in the solver's order: each link direction, each node's memory and
+    probe lookup (``flows.py`` names them)."""
+    keys: list[tuple] = [("link", a, b) for link in topology.links for a, b in ((link.a, link.b), (link.b, link.a))]
+    keys += [(kind, n) for n in topology.node_ids for kind in ("memory", "probe")]
+    return sorted(keys)
 
 
 def _compile(c: ThreadClass, index: dict, memory: MemoryStation) -> list[Transaction]:
