@@ -18,10 +18,15 @@ which needs them to find banks and rows.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .events import Clock, HeapEvent, deliver_at
+from .events import Clock, Component, HeapEvent, Port, deliver_at
 from .packet import Packet
+
+if TYPE_CHECKING:
+    from .core import Thread
+    from .mct import MCT
+    from .sri import SRI
 
 __all__ = ["Transaction", "Coherence"]
 
@@ -37,7 +42,7 @@ class Transaction(HeapEvent):
     __slots__ = ("thread", "requester", "home", "is_write", "pending", "issued_ns", "address", "victim_address",
                  "lane")
 
-    def __init__(self, thread, requester: int, home: int, is_write: bool, pending: int, issued_ns: float,
+    def __init__(self, thread: Thread, requester: int, home: int, is_write: bool, pending: int, issued_ns: float,
                  address=None, victim_address=None, lane: int = 0):
         self.thread = thread
         self.requester = requester
@@ -51,10 +56,10 @@ class Transaction(HeapEvent):
         self.callbacks = None                 # set while it is on SimPy's event heap (events.deliver_at)
 
 
-class Coherence:
+class Coherence(Component):
     """Runs the protocol between the nodes' SRIs and MCTs."""
 
-    def __init__(self, env, mode: str, sris, mcts):
+    def __init__(self, env, mode: str, sris: list[SRI], mcts: list[MCT]):
         self.env = env
         self.clock: Clock = env.clock
         self.mode = mode
@@ -68,10 +73,13 @@ class Coherence:
         self.probe_order: dict[tuple[int, int], tuple[int, ...]] = {}   # (home, requester) -> probe targets, in order
         self.started = 0
         self.completed = 0
-        self.retire = (self._retire,)   # the callbacks of a transaction whose line the core is done with
+        self.retire = (Port(self, 0),)   # the callbacks of a transaction whose line the core is done with
         self.observer: Any = None       # a trace's recorder (simnuma.trace), None when nothing records
 
-    def start(self, thread, requester: int, home: int, is_write: bool, address=None,
+    def handle(self, code: int, arg: Any) -> None:
+        self._retire(arg)
+
+    def start(self, thread: Thread, requester: int, home: int, is_write: bool, address=None,
               victim_address=None, lane: int = 0) -> Transaction:
         pending = 1 + len(self.probe_targets[home])
         txn = Transaction(thread, requester, home, is_write, pending, self.clock.now_ns, address, victim_address,
@@ -82,7 +90,7 @@ class Coherence:
         self.sris[requester].inject(Packet("read_req", txn, requester, home, ()))
         return txn
 
-    def home_admitted(self, txn: Transaction, mct) -> None:
+    def home_admitted(self, txn: Transaction, mct: MCT) -> None:
         """The home MCT admitted the request: DRAM is busy; broadcast a probe to the other nodes."""
         home, requester = txn.home, txn.requester
         targets = self.probe_order.get((home, requester))
@@ -110,7 +118,8 @@ class Coherence:
         if self.observer is not None:
             self.observer.delivered(pkt)
         if pkt.kind != "source_done":
-            self._response(pkt.txn)
+            txn: Transaction = pkt.txn
+            self._response(txn)
 
     def local_probe_response(self, txn: Transaction) -> None:
         self._response(txn)
@@ -138,6 +147,6 @@ class Coherence:
         thread = txn.thread
         if txn.is_write:
             sri = self.sris[txn.requester]
-            sri.inject(Packet("victim", txn, txn.requester, txn.home, ()), thread.victim_queued)
+            sri.inject(Packet("victim", txn, txn.requester, txn.home, ()), thread.queued)
         else:
             thread.free_slot()

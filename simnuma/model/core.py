@@ -31,10 +31,15 @@ cache hits.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from simpy.events import Event
 
-from .events import Clock, call_at
+from .events import Clock, Component, Port, call_at
 from .stats import LatencyHistogram
+
+if TYPE_CHECKING:
+    from .coherence import Coherence, Transaction
 
 __all__ = ["Thread", "OP_PATTERNS"]
 
@@ -44,16 +49,17 @@ VICTIM_DISTANCE_BYTES = 1 << 20
 CHASE_STRIDE = 2654435761   # a prime: line k of a chase is line (k x CHASE_STRIDE) mod lines
 
 
-class Thread:
+class Thread(Component):
     """One thread of the workload, pinned to a core of node ``node``."""
 
     __slots__ = ("env", "clock", "spec", "label", "foreground", "node", "home", "pattern", "window", "outstanding",
                  "to_issue", "issued", "completed", "interval_ns", "next_issue_ns", "wake_pending",
                  "stopped", "finish_ns", "latency", "coherence", "on_finish", "hold_ns",
-                 "arrays", "streams", "victim_lines", "chase", "watch_at", "watch_event", "lanes", "lane_stride")
+                 "arrays", "streams", "victim_lines", "chase", "watch_at", "watch_event", "lanes", "lane_stride",
+                 "waker", "queued")
 
     def __init__(self, env, spec, node: int, home: int, window: int, lines: int | None,
-                 foreground: bool, coherence, on_finish=None, hold_ns: float = 0.0, arrays=None, name: str = ""):
+                 foreground: bool, coherence: Coherence, on_finish=None, hold_ns: float = 0.0, arrays=None, name: str = ""):
         self.env = env
         self.clock: Clock = env.clock
         self.spec = spec
@@ -88,11 +94,19 @@ class Thread:
         # links in parallel (system.py): line i of the array takes lane i mod lanes, the offset of its routes
         self.lanes = 1
         self.lane_stride = 0
+        self.waker = Port(self, 0)    # _wake, as a callback
+        self.queued = Port(self, 1)   # victim_queued, as a callback
+
+    def handle(self, code: int, arg: Any) -> None:
+        if code == 0:
+            self._wake(arg)
+        else:
+            self.victim_queued(arg)
 
     def start(self, at_ns: float) -> None:
         self.next_issue_ns = at_ns
         self.wake_pending = True
-        call_at(self.clock, at_ns, self._wake)
+        call_at(self.clock, at_ns, self.waker)
 
     def _wake(self, _arg=None) -> None:
         self.wake_pending = False
@@ -107,7 +121,7 @@ class Thread:
                 if now < self.next_issue_ns:
                     if not self.wake_pending:
                         self.wake_pending = True
-                        call_at(self.clock, self.next_issue_ns, self._wake)
+                        call_at(self.clock, self.next_issue_ns, self.waker)
                     return
                 self.next_issue_ns = (self.next_issue_ns if self.next_issue_ns > now - self.interval_ns
                                       else now) + self.interval_ns
@@ -134,7 +148,7 @@ class Thread:
         address = pages.address(line, fill, now)
         self.coherence.start(self, self.node, self.home, is_write, address, victim, lane)
 
-    def filled(self, txn) -> None:
+    def filled(self, txn: Transaction) -> None:
         """The miss has its data and every probe response."""
         self.completed += 1
         self.latency.add(self.clock.now_ns - txn.issued_ns)

@@ -16,12 +16,10 @@ per-virtual-channel FIFOs of HyperTransport are.
 """
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Callable
 import heapq
 from typing import TYPE_CHECKING, Any, Final
 
-from .events import Clock, grant_at
+from .events import Clock, fire, grant_at
 
 heappop: Final = heapq.heappop   # a C static in the compiled model: no lookup in the module's globals per call
 heappush: Final = heapq.heappush   # a C static in the compiled model: no lookup in the module's globals per call
@@ -57,7 +55,8 @@ class CreditPool:
         self.name = name
         self.capacity = capacity
         self.ready = [0.0] * capacity  # ready times of free slots (a heap)
-        self.waiters: deque[tuple[Callable[[Any], None], Any]] = deque()   # (fn, arg) of the requests waiting
+        self.waiters: list[tuple[Any, Any]] = []   # (fn, arg) of the requests waiting, first come first
+        # (fn a Port of a component, or any callable)
         self.free_ns = 0.0       # time the slots taken so far had been free before they were taken
         self.full_ns = 0.0       # time the pool was full, up to full_since
         self.full_since = -1.0   # when the pool became full (and has stayed so, as far as is settled); -1: not full
@@ -81,7 +80,7 @@ class CreditPool:
         """Call ``fn(arg)`` once a slot is held (now, later, or when one is freed)."""
         ready = self.ready
         if self.take_ready(self.clock.now_ns):   # grant_at's immediate case, inlined (every request comes here)
-            fn(arg)
+            fire(fn, arg)
         elif ready:   # full: the slot coming back first goes on to this request without being free
             grant_at(self.clock, heappop(ready), fn, arg)
         else:
@@ -95,7 +94,7 @@ class CreditPool:
         """
         # give_back(when_ns), inlined: a call here cost 1-2% of exact mode
         if self.waiters:
-            fn, arg = self.waiters.popleft()
+            fn, arg = self.waiters.pop(0)
             grant_at(self.clock, when_ns, fn, arg)
         else:
             heappush(self.ready, when_ns)
@@ -104,7 +103,7 @@ class CreditPool:
     def give_back(self, ready_ns: float) -> None:
         """Make a slot usable again from ``ready_ns`` (a waiting request gets it then)."""
         if self.waiters:
-            fn, arg = self.waiters.popleft()
+            fn, arg = self.waiters.pop(0)
             grant_at(self.clock, ready_ns, fn, arg)
         else:
             heappush(self.ready, ready_ns)

@@ -41,10 +41,12 @@ with streaming threads).
 from __future__ import annotations
 
 import math
+from typing import Any
 
 
 from .events import Clock
-from .packet import LINE_BYTES
+from .mct import MCT, Memory
+from .packet import LINE_BYTES, Packet
 
 __all__ = ["CurveMemory", "curve_latency_ns", "WINDOW_NS"]
 
@@ -96,7 +98,7 @@ def curve_latency_ns(curves: tuple, bandwidth: float, reads: float) -> tuple:
     raise AssertionError("read share outside the curves")  # pragma: no cover
 
 
-class CurveMemory:
+class CurveMemory(Memory):
     """A node's memory driven by loaded-latency curves (module docstring)."""
 
     COUNTERS = ("lines", "busy_ns", "reads", "writes", "added_ns")
@@ -104,7 +106,7 @@ class CurveMemory:
     __slots__ = ("env", "clock", "mct", "curves", "latency_ns", "rate", "read_share", "last_ns", "free_at", "lines",
                  "busy_ns", "reads", "writes", "added_ns", "peak_GBps", "servers")
 
-    def __init__(self, env, params, mct):
+    def __init__(self, env, params, mct: MCT):
         self.env = env
         self.clock: Clock = env.clock
         self.mct = mct
@@ -125,7 +127,7 @@ class CurveMemory:
     def sustained_GBps(self) -> float:
         return self.peak_GBps
 
-    def submit(self, pkt, is_write: bool, _line_address) -> None:
+    def submit(self, pkt: Packet, is_write: bool, line_address: Any) -> None:
         now = self.clock.now_ns
         decay = math.exp(-(now - self.last_ns) / WINDOW_NS)
         self.last_ns = now

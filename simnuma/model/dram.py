@@ -44,9 +44,12 @@ reach the burst limit, and the data (no ECC, no errors).
 from __future__ import annotations
 
 from math import ceil
+from typing import Any
 
-from .events import Clock, call_at
+from .events import Clock, Port, call_at
 from .ledger import SpanLedger
+from .mct import MCT, Memory
+from .packet import Packet
 from .pages import AddressMap, PagePlacer
 
 __all__ = ["DRAM", "COUNTERS"]
@@ -87,7 +90,7 @@ class _Rank:
 class _Request:
     __slots__ = ("pkt", "is_write", "rank", "bank", "row", "arrive_ns", "bypassed", "b", "r")
 
-    def __init__(self, pkt, is_write: bool, rank: int, bank: int, row: int, arrive_ns: float, b: _Bank,
+    def __init__(self, pkt: Packet, is_write: bool, rank: int, bank: int, row: int, arrive_ns: float, b: _Bank,
                  r: _Rank):
         self.pkt = pkt
         self.is_write = is_write
@@ -127,15 +130,16 @@ def _exact_grid(tck_ns: float, timings_ns) -> bool:
     return all(round(t / tck_ns) * tck_ns == t for t in timings_ns)
 
 
-class DRAM:
+class DRAM(Memory):
     """The DRAM and its scheduler behind one node's MCT."""
 
     COUNTERS = COUNTERS
 
-    def __init__(self, env, dram, controller_latency_ns: float, mct, seed: str):
+    def __init__(self, env, dram, controller_latency_ns: float, mct: MCT, seed: str):
         self.env = env
         self.clock: Clock = env.clock
         self.mct = mct
+        self.decide = Port(self, 0)   # _epoch, as a callback (its only one)
         self.amap = AddressMap(dram)
         self.placer = PagePlacer(self.amap, seed)
         t = dram.timings_ns
@@ -174,9 +178,13 @@ class DRAM:
         self.refreshes = 0
         self.read_ns = 0.0         # summed time from arrival to the end of the burst, reads
 
+    def handle(self, code: int, arg: Any) -> None:
+        self._epoch(arg)
+
     # -- the controller's side
-    def submit(self, pkt, is_write: bool, line_address: int) -> None:
+    def submit(self, pkt: Packet, is_write: bool, address: Any) -> None:
         """A request admitted to the DRAM queue."""
+        line_address: int = address
         cs, cm, rs, rm, bs, bm, ws, wm = self._decode
         ch = self.channels[(line_address >> cs) & cm]
         rank = (line_address >> rs) & rm
@@ -229,7 +237,7 @@ class DRAM:
             ch.token += 1
             ch.pending = None
             ch.epoch_ns = now
-            call_at(self.clock, now, self._epoch, (ch, ch.token))
+            call_at(self.clock, now, self.decide, (ch, ch.token))
 
     def _schedule(self, ch: _Channel, col_ns: float, pending: _Pending | None = None) -> None:
         """A decision is due at ``col_ns``; ``pending`` is the one made already, if any (see :meth:`_confirm`)."""
@@ -241,9 +249,9 @@ class DRAM:
             self._epoch((ch, ch.token))
         else:
             ch.epoch_ns = col_ns
-            call_at(self.clock, col_ns, self._epoch, (ch, ch.token))
+            call_at(self.clock, col_ns, self.decide, (ch, ch.token))
 
-    def _epoch(self, item) -> None:
+    def _epoch(self, item: tuple[_Channel, int]) -> None:
         ch, token = item
         if token != ch.token:
             return  # superseded by an earlier decision
@@ -263,7 +271,7 @@ class DRAM:
                 ch.token += 1
                 ch.epoch_ns = col
                 ch.pending = (k, col, data, act, len(queue))
-                call_at(self.clock, col, self._epoch, (ch, ch.token))
+                call_at(self.clock, col, self.decide, (ch, ch.token))
                 return
             self._commit(ch, k, col, data, act)
         ch.epoch_ns = None

@@ -10,11 +10,14 @@ SimPy internals (``Environment._now``, ``_queue``, ``_eid``, ``step``,
 SimPy to the versions ``tests/model/test_events.py`` checks them against.
 
 Components never start a SimPy process per packet: they schedule a bare,
-already-triggered :class:`simpy.events.Event` whose only callback calls a bound
-method with one argument.  That keeps a packet hop to a single heap push and
-pop in SimPy's own event loop.  A packet on its way between two components is
-itself that event (:func:`deliver_at`): it carries the ``callbacks`` SimPy
-reads, so its hops allocate nothing.
+already-triggered event whose only callback takes one argument.  That keeps a
+packet hop to a single heap push and pop in SimPy's own event loop.  A packet
+on its way between two components is itself that event (:func:`deliver_at`):
+it carries the ``callbacks`` SimPy reads, so its hops allocate nothing.  The
+model's components are :class:`Component` objects and their callbacks
+:class:`Port` objects: the event loop and the credit pools call a port as a
+compiled method of its component (:func:`fire`), where a bound method would be
+a call through the interpreter; any other callable still works.
 """
 from __future__ import annotations
 
@@ -31,7 +34,41 @@ heappush: Final = heapq.heappush   # a C static in the compiled model: no lookup
 _NORMAL: Final = 1   # SimPy's NORMAL priority, as a constant the compiled model inlines
 assert _NORMAL == NORMAL
 
-__all__ = ["Clock", "Entry", "Environment", "HeapEvent", "Call", "call_at", "grant_at", "deliver_at", "later"]
+__all__ = ["Clock", "Entry", "Environment", "HeapEvent", "Call", "Component", "Port", "fire", "call_at", "grant_at",
+           "deliver_at", "later"]
+
+
+class Component:
+    """A part of the model whose callbacks are :class:`Port` objects: it handles each by the port's code."""
+
+    def handle(self, code: int, arg: Any) -> None:
+        """Run the callback numbered ``code`` with ``arg``."""
+        raise NotImplementedError(f"{type(self).__name__} has no callback {code}")
+
+
+class Port:
+    """A callback of a :class:`Component`: ``target.handle(code, arg)``, a compiled call where the model makes it.
+
+    Calling the port (``port(arg)``) does the same from anywhere else.
+    """
+
+    __slots__ = ("target", "code")
+
+    def __init__(self, target: Component, code: int):
+        self.target = target
+        self.code = code
+
+    def __call__(self, arg: Any) -> None:
+        self.target.handle(self.code, arg)
+
+
+def fire(fn: Any, arg: Any) -> None:
+    """``fn(arg)``: a :class:`Port` through its component's compiled ``handle``, anything else as a call."""
+    if isinstance(fn, Port):
+        port: Port = fn
+        port.target.handle(port.code, arg)
+    else:
+        fn(arg)
 
 
 class Entry:
@@ -115,7 +152,7 @@ class Clock:
         if isinstance(event, Call):
             call: Call = event
             call.callbacks = None
-            call.fn(call.arg)   # its callbacks are always (_fire,): the call itself
+            fire(call.fn, call.arg)   # its callbacks are always (_fire,): the call itself
             return
         if isinstance(event, HeapEvent):
             heap_event: HeapEvent = event
@@ -124,7 +161,7 @@ class Clock:
                 raise RuntimeError(f"a {type(event).__name__.lower()} came off the event heap with nothing to call")
             heap_event.callbacks = None
             for handler in handlers:
-                handler(event)
+                fire(handler, event)
             return
         callbacks: Any = event.callbacks   # a list, or a tuple shared by many (_FIRE, a component's callbacks)
         event.callbacks = None   # SimPy's step does the same
@@ -204,7 +241,7 @@ class HeapEvent:
 
 
 def _fire(event: Call) -> None:
-    event.fn(event.arg)
+    fire(event.fn, event.arg)
 
 
 _FIRE: Final = (_fire,)   # SimPy only iterates an event's callbacks (and then drops them): one tuple serves all
@@ -257,7 +294,7 @@ def deliver_at(clock: Clock, when_ns: float, pkt: HeapEvent, callbacks: tuple) -
 def grant_at(clock: Clock, when_ns: float, fn: Any, arg: Any) -> None:
     """Call ``fn(arg)`` now if ``when_ns`` has come, else at ``when_ns`` (a credit or buffer slot granted)."""
     if when_ns <= clock.now_ns:
-        fn(arg)
+        fire(fn, arg)
     else:
         heappush(clock.queue, clock.entry(when_ns, later(fn, arg)))
 

@@ -29,7 +29,7 @@ import heapq
 from typing import Any, Final
 
 from .credit import CreditPool
-from .events import Clock, deliver_at, grant_at
+from .events import Clock, Component, Port, deliver_at, grant_at
 from .packet import NOP_BYTES, POSTED, RESPONSE, VC_NAMES, Packet
 
 heappush: Final = heapq.heappush   # a C static in the compiled model: no lookup in the module's globals per call
@@ -78,19 +78,25 @@ class LinkBuffers(CreditPool):
         t = when_ns + nop_ns + back.latency_ns
         # give_back(t), inlined: every packet on every hop comes through here (a call costs 1-3% of exact mode)
         if self.waiters:
-            fn, arg = self.waiters.popleft()
+            fn, arg = self.waiters.pop(0)
             grant_at(self.clock, t, fn, arg)
         else:
             heappush(self.ready, t)
         return t
 
 
-class LinkDirection:
+_SEND: Final = 0            # the callbacks of a link direction (LinkDirection.handle)
+_TRANSMIT: Final = 1
+_COMMAND_CREDIT: Final = 2
+
+
+class LinkDirection(Component):
     """Packets from node ``src`` to node ``dst`` over one link."""
 
     __slots__ = ("env", "clock", "src", "dst", "src_id", "dst_id", "ns_per_byte", "latency_ns", "busy_until",
                  "cmd_busy_until", "cmd_pools", "data_pools", "reverse", "receiver", "exits", "arrival_delay_ns",
-                 "cmd_bytes", "data_bytes", "busy_ns", "data_busy_ns", "nops", "nop_ns", "gaps", "tag", "observer")
+                 "cmd_bytes", "data_bytes", "busy_ns", "data_busy_ns", "nops", "nop_ns", "gaps", "tag", "observer",
+                 "sender", "transmitter", "credited")
 
     reverse: LinkDirection                 # the opposite direction, wired by the system (unset until then)
     receiver: Any                          # the XBar at dst, or what stands in for it (connect; unset until then)
@@ -122,6 +128,17 @@ class LinkDirection:
         self.data_busy_ns = 0.0
         self.nops = 0
         self.gaps: deque[tuple[float, float]] = deque()   # idle stretches booked ahead of now, in time order
+        self.sender = Port(self, _SEND)                    # send, as a callback
+        self.transmitter = Port(self, _TRANSMIT)           # _transmit, as a callback
+        self.credited = Port(self, _COMMAND_CREDIT)        # _got_command_credit, as a callback
+
+    def handle(self, code: int, arg: Any) -> None:
+        if code == _SEND:
+            self.send(arg)
+        elif code == _TRANSMIT:
+            self._transmit(arg)
+        else:
+            self._got_command_credit(arg)
 
     def connect(self, receiver: Any) -> None:
         """Wire the crossbar at ``dst`` that receives this direction's packets."""
@@ -190,15 +207,15 @@ class LinkDirection:
             if data_pool.take_ready(now):  # ... and a data credit
                 self._transmit(pkt)
             else:
-                data_pool.request(self._transmit, pkt)
+                data_pool.request(self.transmitter, pkt)
         else:
-            pool.request(self._got_command_credit, pkt)
+            pool.request(self.credited, pkt)
 
     def _got_command_credit(self, pkt: Packet) -> None:
         if pkt.data_bytes:
             data_pool = self.data_pools[pkt.vc]
             assert data_pool is not None
-            data_pool.request(self._transmit, pkt)
+            data_pool.request(self.transmitter, pkt)
         else:
             self._transmit(pkt)
 
@@ -232,7 +249,7 @@ class LinkDirection:
         held_data = pkt.held_data
         if held_data is not None:   # give_back(ready_ns), inlined
             if held_data.waiters:
-                fn, arg = held_data.waiters.popleft()
+                fn, arg = held_data.waiters.pop(0)
                 grant_at(clock, ready_ns, fn, arg)
             else:
                 heappush(held_data.ready, ready_ns)

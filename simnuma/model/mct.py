@@ -26,10 +26,10 @@ phase.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from .credit import CreditPool, release_buffers
-from .events import Clock, deliver_at
+from .events import Clock, Component, Port, deliver_at
 from .packet import LINE_BYTES, PROBE, RESPONSE, Packet
 from .xbar import XBar, enter_fabric
 
@@ -37,14 +37,31 @@ if TYPE_CHECKING:
     from .coherence import Coherence, Transaction
     from .link import LinkDirection
 
-__all__ = ["MCT", "FifoMemory", "make_memory"]
+__all__ = ["MCT", "Memory", "FifoMemory", "make_memory"]
+
+_ACCEPT: Final = 0          # the callbacks of an MCT (MCT.handle)
+_ADMITTED: Final = 1
+_READ_DATA: Final = 2
+_SEND_DATA: Final = 3
+_SEND_BROADCAST: Final = 4
 
 
-class MCT:
+class Memory(Component):
+    """What an MCT asks of the memory behind it: :meth:`submit` an admitted request."""
+
+    def submit(self, pkt: Packet, is_write: bool, line_address: Any) -> None:
+        """Serve ``pkt``'s line (at ``line_address``, for a memory that needs it); then ``MCT.line_done``."""
+        raise NotImplementedError
+
+
+class MCT(Component):
     """Memory controller of node ``index``: the DRAM queue, the crossbar buffers, and a memory behind them."""
 
     __slots__ = ("env", "clock", "index", "node_id", "queue", "pools", "memory", "model", "addressed",
-                 "xbar_delay_ns", "xbar", "coherence", "resp_routes", "probe_routes", "data_ready", "observer")
+                 "xbar_delay_ns", "xbar", "coherence", "resp_routes", "probe_routes", "data_ready", "observer",
+                 "acceptor", "admitter", "sender", "broadcaster")
+
+    memory: Memory
 
     # wired by the System once every component exists (unset until then)
     xbar: XBar
@@ -65,8 +82,24 @@ class MCT:
         self.model = params.memory_model
         self.addressed = self.model == "dram"   # whether the memory needs each line's address
         self.xbar_delay_ns = params.xbar_latency_ns
-        self.data_ready = (self.read_data,)   # the callbacks of a read whose data the memory has
+        self.data_ready = (Port(self, _READ_DATA),)   # the callbacks of a read whose data the memory has
         self.observer: Any = None             # a trace's recorder (simnuma.trace), None when nothing records
+        self.acceptor = Port(self, _ACCEPT)               # accept, as a callback
+        self.admitter = Port(self, _ADMITTED)             # _admitted, as a callback
+        self.sender = Port(self, _SEND_DATA)              # _send_data, as a callback
+        self.broadcaster = Port(self, _SEND_BROADCAST)    # _send_broadcast, as a callback
+
+    def handle(self, code: int, arg: Any) -> None:
+        if code == _ACCEPT:
+            self.accept(arg)
+        elif code == _ADMITTED:
+            self._admitted(arg)
+        elif code == _READ_DATA:
+            self.read_data(arg)
+        elif code == _SEND_DATA:
+            self._send_data(arg)
+        else:
+            self._send_broadcast(arg)
 
     def pool_list(self):
         return [self.queue, self.pools[RESPONSE], self.pools[PROBE]]
@@ -78,20 +111,20 @@ class MCT:
         if self.queue.take_ready(self.clock.now_ns):   # an entry is free now: CreditPool.request's grant, inlined
             self._admitted(pkt)
         else:
-            self.queue.request(self._admitted, pkt)
+            self.queue.request(self.admitter, pkt)
 
     def _admitted(self, pkt: Packet) -> None:
         if self.observer is not None:
             self.observer.mct_admit(self, pkt)
         release_buffers(pkt, self.clock.now_ns)
-        txn = pkt.txn
+        txn: Transaction = pkt.txn
         if pkt.kind == "victim":
             self.memory.submit(pkt, True, txn.victim_address)
             return
         self.memory.submit(pkt, False, txn.address)
         self.coherence.home_admitted(txn, self)
 
-    def line_done(self, txn, is_write: bool, done_ns: float) -> None:
+    def line_done(self, txn: Transaction, is_write: bool, done_ns: float) -> None:
         """The memory is done with a line at ``done_ns``: a write's queue entry is free then, a read's data leave."""
         if self.observer is not None:
             self.observer.memory_done(self, txn, is_write, done_ns)
@@ -103,7 +136,7 @@ class MCT:
     def read_data(self, txn: Transaction) -> None:
         """The memory has a read's data: it leaves through an MCT response buffer."""
         resp = Packet("read_resp", txn, self.index, txn.requester, self.resp_routes[txn.requester + txn.lane])
-        self.pools[RESPONSE].request(self._send_data, resp)  # type: ignore[union-attr]  # the RESPONSE pool is set
+        self.pools[RESPONSE].request(self.sender, resp)  # type: ignore[union-attr]  # the RESPONSE pool is set
 
     def _send_data(self, pkt: Packet) -> None:
         now = self.clock.now_ns
@@ -118,10 +151,12 @@ class MCT:
         ``probes`` are the copies, one per target node, in the order they
         enter their links; the buffer is free once the last copy has left.
         """
-        self.pools[PROBE].request(self._send_broadcast, probes)  # type: ignore[union-attr]  # the PROBE pool is set
+        self.pools[PROBE].request(self.broadcaster, probes)  # type: ignore[union-attr]  # the PROBE pool is set
 
-    def _send_broadcast(self, probes) -> None:
-        hold = _BroadcastHold(self.pools[PROBE], len(probes))
+    def _send_broadcast(self, probes: list[Packet]) -> None:
+        pool = self.pools[PROBE]
+        assert pool is not None   # (broadcast took a buffer of it)
+        hold = _BroadcastHold(pool, len(probes))
         for pkt in probes:
             txn: Transaction = pkt.txn
             pkt.path = self.probe_routes[pkt.dst + txn.lane]
@@ -130,17 +165,22 @@ class MCT:
             enter_fabric(self.clock, pkt, self.xbar_delay_ns, self.xbar)
 
     def _enter_xbar(self, pkt: Packet, vc: int) -> None:
-        pkt.held = self.pools[vc]
+        pool = self.pools[vc]
+        assert pool is not None   # (_send_data took a buffer of it)
+        pkt.held = pool
         pkt.held_data = None
         enter_fabric(self.clock, pkt, self.xbar_delay_ns, self.xbar)
 
 
-class _BroadcastHold:
-    """The MCT probe buffer shared by the copies of one broadcast; freed when the last copy leaves."""
+class _BroadcastHold(CreditPool):
+    """The MCT probe buffer shared by the copies of one broadcast; freed when the last copy leaves.
+
+    What each copy holds (``Packet.held``): a stand-in for the pool, only ever released.
+    """
 
     __slots__ = ("pool", "copies", "latest_ns")
 
-    def __init__(self, pool, copies: int):
+    def __init__(self, pool: CreditPool, copies: int):  # noqa: D107 - not a pool of its own: no slots
         self.pool = pool
         self.copies = copies
         self.latest_ns = 0.0
@@ -154,7 +194,7 @@ class _BroadcastHold:
         return when_ns
 
 
-class FifoMemory:
+class FifoMemory(Memory):
     """DRAM as one first-come-first-served server at peak x efficiency, behind a fixed access latency."""
 
     COUNTERS = ("lines", "busy_ns", "reads", "writes")
@@ -162,7 +202,7 @@ class FifoMemory:
     __slots__ = ("env", "clock", "mct", "transfer_ns", "loss_ns", "service_ns", "rng", "access_ns", "free_at",
                  "lines", "busy_ns", "reads", "writes", "peak_GBps", "servers")
 
-    def __init__(self, env, params, rng, mct):
+    def __init__(self, env, params, rng, mct: MCT):
         self.env = env
         self.clock: Clock = env.clock
         self.mct = mct
@@ -178,7 +218,7 @@ class FifoMemory:
         self.busy_ns = 0.0
         self.reads = self.writes = 0
 
-    def submit(self, pkt, is_write: bool, _line_address) -> None:
+    def submit(self, pkt: Packet, is_write: bool, line_address: Any) -> None:
         now = self.clock.now_ns
         start = self.free_at if self.free_at > now else now
         service = self.transfer_ns + self.loss_ns * self.rng()
@@ -202,7 +242,7 @@ class FifoMemory:
         return [self.lines, self.busy_ns - ahead_ns, self.reads, self.writes]
 
 
-def make_memory(env, params, rng, mct, seed: str = ""):
+def make_memory(env, params, rng, mct: MCT, seed: str = "") -> Memory:
     """The memory model a node's parameters ask for; ``seed`` names its page placement's random stream."""
     if params.memory_model == "dram":
         from .dram import DRAM

@@ -9,7 +9,7 @@ serialised as one block, into which the link inserts command packets
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 from .credit import CreditPool
 from .events import HeapEvent
@@ -49,7 +49,7 @@ class Packet(HeapEvent):
 
     __slots__ = ("kind", "vc", "cmd_bytes", "data_bytes", "txn", "src", "dst", "path", "hop",
                  "held", "held_data", "lag_ns", "tail_ns")
-    held: Any   # a CreditPool, or the hold of a broadcast whose copies share one (mct._BroadcastHold)
+    held: CreditPool   # a pool, or the hold of a broadcast whose copies share one (mct._BroadcastHold, a pool too)
     held_data: CreditPool | None
     path: tuple[LinkDirection, ...]   # typed: the crossbar calls its first link's send as a compiled method
 
@@ -64,7 +64,7 @@ class Packet(HeapEvent):
         self.dst = dst          # node index where it is consumed
         self.path = path        # LinkDirection objects from src to dst
         self.hop = 0            # index into path of the next link to take
-        self.held = None        # the command buffer pool it occupies now
+        # held: the command buffer pool it occupies now (set when it takes one)
         self.held_data = None   # the data buffer pool it occupies now (data packets)
         self.lag_ns = 0.0       # latency still to pay on the first hop (SRI/XBar crossing at the source)
         self.tail_ns = 0.0      # when its last byte is in the node it is at (cut-through forwarding)

@@ -13,10 +13,10 @@ the two cores (first come, first served).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from .credit import CreditPool
-from .events import Clock, deliver_at
+from .events import Clock, Component, Port, deliver_at, fire
 from .xbar import XBar, enter_fabric
 from .packet import RESPONSE, VC_NAMES, Packet
 
@@ -27,11 +27,18 @@ if TYPE_CHECKING:
 __all__ = ["SRI"]
 
 
-class SRI:
+_PROBE_IN: Final = 0     # the callbacks of an SRI (SRI.handle)
+_LOOKUP: Final = 1
+_ANSWER: Final = 2
+_INJECTED: Final = 3
+
+
+class SRI(Component):
     """Request queue and probe handling of node ``index``."""
 
     __slots__ = ("env", "clock", "index", "node_id", "inject_delay_ns", "pools", "probe_queue",
-                 "lookup_ns", "xbar", "coherence", "routes", "resp_routes", "answer", "observer")
+                 "lookup_ns", "xbar", "coherence", "routes", "resp_routes", "answer", "observer", "prober",
+                 "looker", "injected")
 
     # wired by the System once every component exists (unset until then)
     xbar: XBar
@@ -50,8 +57,21 @@ class SRI:
                       for vc in VC_NAMES]
         self.probe_queue = CreditPool(env, params.sri_probe_queue, f"N{node_id} xbar->sri probe")
         self.lookup_ns = params.probe_lookup_ns
-        self.answer = (self._answer,)   # the callbacks of a probe whose lookup is done
+        self.answer = (Port(self, _ANSWER),)   # the callbacks of a probe whose lookup is done
+        self.prober = Port(self, _PROBE_IN)     # probe_in, as a callback
+        self.looker = Port(self, _LOOKUP)       # _lookup, as a callback
+        self.injected = Port(self, _INJECTED)   # _injected, as a callback
         self.observer: Any = None       # a trace's recorder (simnuma.trace), None when nothing records
+
+    def handle(self, code: int, arg: Any) -> None:
+        if code == _PROBE_IN:
+            self.probe_in(arg)
+        elif code == _LOOKUP:
+            self._lookup(arg)
+        elif code == _ANSWER:
+            self._answer(arg)
+        else:
+            self._injected(arg)
 
     def pool_list(self):
         return [p for p in self.pools if p is not None] + [self.probe_queue]
@@ -69,20 +89,22 @@ class SRI:
             # probe answer sends comes through here)
             self._enter(pkt, then)
         else:
-            pool.request(self._injected, (pkt, then))
+            pool.request(self.injected, (pkt, then))
 
-    def _injected(self, item) -> None:
-        self._enter(*item)
+    def _injected(self, item: tuple[Packet, Any]) -> None:
+        self._enter(item[0], item[1])
 
     def _enter(self, pkt: Packet, then) -> None:
         """``pkt`` holds an SRI buffer: it enters the crossbar."""
-        pkt.held = self.pools[pkt.vc]
+        pool = self.pools[pkt.vc]
+        assert pool is not None   # (inject took a buffer of it)
+        pkt.held = pool
         pkt.held_data = None
         if self.observer is not None:
             self.observer.sri_enter(self, pkt)
         enter_fabric(self.clock, pkt, self.inject_delay_ns, self.xbar)
         if then is not None:
-            then(pkt)
+            fire(then, pkt)
 
     def probe_in(self, pkt: Packet) -> None:
         """A probe for this node's caches arrived in the crossbar."""
@@ -91,7 +113,7 @@ class SRI:
         if self.probe_queue.take_ready(self.clock.now_ns):   # a slot is free now: CreditPool.request's grant, inlined
             self._lookup(pkt)
         else:
-            self.probe_queue.request(self._lookup, pkt)
+            self.probe_queue.request(self.looker, pkt)
 
     def _lookup(self, pkt: Packet) -> None:
         now = self.clock.now_ns
@@ -102,7 +124,7 @@ class SRI:
 
     def _answer(self, probe: Packet) -> None:
         self.probe_queue.release(self.clock.now_ns)
-        txn = probe.txn
+        txn: Transaction = probe.txn
         if txn.requester == self.index:
             self.coherence.local_probe_response(txn)
         else:

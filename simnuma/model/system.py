@@ -16,6 +16,7 @@ link, the routes as tuples of link directions — and attaches the observers.
 from __future__ import annotations
 
 import math
+from typing import Any
 import random
 import time as _time
 
@@ -110,7 +111,7 @@ class System:
         if spec.rate_GBps and node.requests:
             window = max(window, node.requests)   # a load generator: its rate, not its loop, sets its pace
         home = self.index[spec.mem_node]
-        memory = self.mcts[home].memory
+        memory: Any = self.mcts[home].memory   # a DRAM where the memory is addressed
         arrays = None
         if self.mcts[home].addressed:
             array_lines = lines if lines is not None else BACKGROUND_ARRAY_BYTES // LINE_BYTES
@@ -161,7 +162,8 @@ class System:
         """
         if thread.arrays is None:
             return 0
-        amap = self.mcts[thread.home].memory.amap
+        memory: Any = self.mcts[thread.home].memory   # a DRAM (the thread has arrays)
+        amap = memory.amap
         page_lines = 1 << amap.page_shift
         one_page = page_lines * len(thread.pattern)
         sharing = [u for u in rates if u.home == thread.home and u.arrays is not None and rates[u] > 0]

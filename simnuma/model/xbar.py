@@ -13,10 +13,10 @@ the separate command/data staging inside the crossbar.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .credit import release_buffers
-from .events import Clock, deliver_at
+from .events import Clock, Component, Port, deliver_at
 
 from .packet import Packet
 
@@ -44,10 +44,10 @@ def enter_fabric(clock: Clock, pkt: Packet, delay_ns: float, xbar: XBar) -> None
         deliver_at(clock, clock.now_ns + delay_ns, pkt, xbar.consumers[pkt.kind])
 
 
-class XBar:
+class XBar(Component):
     """Routes packets at node ``index``."""
 
-    __slots__ = ("index", "latency_ns", "sri", "mct", "coherence", "env", "clock", "consumers")
+    __slots__ = ("index", "latency_ns", "sri", "mct", "coherence", "env", "clock", "consumers", "responder")
 
     # wired by the System once every component exists (unset until then)
     sri: SRI
@@ -58,13 +58,17 @@ class XBar:
     def __init__(self, index: int, latency_ns: float):
         self.index = index
         self.latency_ns = latency_ns
+        self.responder = Port(self, 0)   # respond, as a callback (its only one)
+
+    def handle(self, code: int, arg: Any) -> None:
+        self.respond(arg)
 
     def wire(self, sri: SRI, mct: MCT, coherence: Coherence) -> None:
         """Attach the node's SRI and MCT and the coherence protocol, once every component exists."""
         self.sri, self.mct, self.coherence = sri, mct, coherence
         self.env = sri.env
         self.clock = sri.clock
-        to_memory, to_caches, to_requester = (mct.accept,), (sri.probe_in,), (self.respond,)
+        to_memory, to_caches, to_requester = (mct.acceptor,), (sri.prober,), (self.responder,)
         # per packet kind: the callbacks of a packet that ends at this node
         self.consumers = {"read_req": to_memory, "victim": to_memory, "probe": to_caches,
                           "read_resp": to_requester, "probe_resp": to_requester, "source_done": to_requester}
@@ -82,7 +86,7 @@ class XBar:
         """
         if isinstance(key, str):
             return self.consumers[key]
-        return (key.send,)
+        return (key.sender,)
 
     def respond(self, pkt: Packet) -> None:
         """A response (read data, probe response, source-done) reached its consumer: its buffers are free."""
