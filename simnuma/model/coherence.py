@@ -73,7 +73,7 @@ class Coherence(Component):
         self.probe_order: dict[tuple[int, int], tuple[int, ...]] = {}   # (home, requester) -> probe targets, in order
         self.started = 0
         self.completed = 0
-        self.retire = (Port(self, 0),)   # the callbacks of a transaction whose line the core is done with
+        self.retire: tuple = (Port(self, 0),)   # the callbacks of a transaction whose line the core is done with
         self.observer: Any = None       # a trace's recorder (simnuma.trace), None when nothing records
 
     def handle(self, code: int, arg: Any) -> None:

@@ -40,6 +40,7 @@ from .stats import LatencyHistogram
 
 if TYPE_CHECKING:
     from .coherence import Coherence, Transaction
+    from .pages import ArrayPages
 
 __all__ = ["Thread", "OP_PATTERNS"]
 
@@ -59,7 +60,8 @@ class Thread(Component):
                  "waker", "queued")
 
     def __init__(self, env, spec, node: int, home: int, window: int, lines: int | None,
-                 foreground: bool, coherence: Coherence, on_finish=None, hold_ns: float = 0.0, arrays=None, name: str = ""):
+                 foreground: bool, coherence: Coherence, on_finish=None, hold_ns: float = 0.0,
+                 arrays: list[ArrayPages] | None = None, name: str = ""):
         self.env = env
         self.clock: Clock = env.clock
         self.spec = spec
@@ -74,7 +76,7 @@ class Thread(Component):
         self.issued = 0
         self.completed = 0
         # a rate throttles the demand in bytes per ns; each transaction moves one line
-        self.interval_ns = 64.0 / spec.rate_GBps if spec.rate_GBps else 0.0
+        self.interval_ns: float = 64.0 / spec.rate_GBps if spec.rate_GBps else 0.0
         self.next_issue_ns = 0.0
         self.wake_pending = False
         self.stopped = False
@@ -84,7 +86,7 @@ class Thread(Component):
         self.on_finish = on_finish
         self.hold_ns = hold_ns
         # ArrayPages per step of the pattern (b, c, a for a triad), when the memory needs addresses
-        self.arrays = arrays
+        self.arrays: list[ArrayPages] | None = arrays
         # the streams of line addresses a DRAM sees from this thread: per array, its fills and its write-backs
         self.streams = [((name, k, "fill"), (name, k, "victim")) for k in range(len(self.pattern))]
         self.victim_lines = VICTIM_DISTANCE_BYTES // 64 // len(self.pattern)
@@ -125,7 +127,8 @@ class Thread(Component):
                     return
                 self.next_issue_ns = (self.next_issue_ns if self.next_issue_ns > now - self.interval_ns
                                       else now) + self.interval_ns
-            line, step = divmod(self.issued, len(self.pattern))
+            steps = len(self.pattern)
+            line, step = self.issued // steps, self.issued % steps
             is_write = self.pattern[step]
             self.issued += 1
             self.outstanding += 1
@@ -136,6 +139,7 @@ class Thread(Component):
                 self._start_addressed(step, line, is_write, now, lane)
 
     def _start_addressed(self, step: int, line: int, is_write: bool, now: float, lane: int) -> None:
+        assert self.arrays is not None   # (a thread of an addressed memory)
         pages = self.arrays[step]
         fill, write_back = self.streams[step]
         n = pages.lines

@@ -44,12 +44,10 @@ reach the burst limit, and the data (no ECC, no errors).
 from __future__ import annotations
 
 from math import ceil
-from typing import Any
 
 from .events import Clock, Port, call_at
 from .ledger import SpanLedger
 from .mct import MCT, Memory
-from .packet import Packet
 from .pages import AddressMap, PagePlacer
 
 __all__ = ["DRAM", "COUNTERS"]
@@ -57,8 +55,7 @@ __all__ = ["DRAM", "COUNTERS"]
 _INF = float("inf")
 
 # extensive counters, in the order of DRAM.counters()
-COUNTERS = ("lines", "busy_ns", "bus_ns", "reads", "writes", "hits", "empties", "conflicts", "turnarounds",
-            "refreshes", "read_ns")
+COUNTERS = ("lines", "busy_ns", "bus_ns", "reads", "writes", "hits", "empties", "conflicts", "turnarounds", "refreshes", "read_ns")
 
 
 # (index in the queue, column ns, data ns, activation ns or -1 for a row hit): a request chosen to serve;
@@ -90,8 +87,7 @@ class _Rank:
 class _Request:
     __slots__ = ("pkt", "is_write", "rank", "bank", "row", "arrive_ns", "bypassed", "b", "r")
 
-    def __init__(self, pkt: Packet, is_write: bool, rank: int, bank: int, row: int, arrive_ns: float, b: _Bank,
-                 r: _Rank):
+    def __init__(self, pkt, is_write: bool, rank: int, bank: int, row: int, arrive_ns: float, b: _Bank, r: _Rank):
         self.pkt = pkt
         self.is_write = is_write
         self.rank = rank
@@ -142,24 +138,22 @@ class DRAM(Memory):
         self.decide = Port(self, 0)   # _epoch, as a callback (its only one)
         self.amap = AddressMap(dram)
         self.placer = PagePlacer(self.amap, seed)
-        t = dram.timings_ns
+        t = {name: float(ns) for name, ns in dram.timings_ns.items()}   # floats: the compiled model keeps them unboxed
         self.cl, self.cwl = t["CL"], t["CWL"]
         self.trcd, self.trp, self.tras, self.trtp = t["tRCD"], t["tRP"], t["tRAS"], t["tRTP"]
         self.twr, self.twtr, self.trtw = t["tWR"], t["tWTR"], t["tRTW"]
         self.trrd, self.tfaw, self.trtrs = t["tRRD"], t["tFAW"], t["tRTRS"]
         self.trfc, self.trefi = t["tRFC"], t["tREFI"]
-        self.burst_ns = dram.burst_ns
-        self.tck = dram.tck_ns
+        self.burst_ns, self.tck = float(dram.burst_ns), float(dram.tck_ns)
         self.min_cas = min(self.cl, self.cwl)
-        self.banks_per_rank = dram.banks
-        self.fcfs = dram.scheduler == "fcfs"
-        self.bypass_limit = dram.bypass_limit
-        self.write_burst = dram.write_burst
+        self.banks_per_rank = int(dram.banks)
+        self.fcfs: bool = dram.scheduler == "fcfs"
+        self.bypass_limit, self.write_burst = int(dram.bypass_limit), int(dram.write_burst)
         self.writes_queued = 0     # writes in the queue, all channels
         self.draining = False      # a write burst is on: writes go, reads wait
         self.drain_ns = 0.0        # when the current (or last) burst began
-        self.closed_page = dram.page_policy == "closed"
-        self.idle_close_ns = dram.idle_close_ns
+        self.closed_page: bool = dram.page_policy == "closed"
+        self.idle_close_ns: float = float(dram.idle_close_ns)
         # a decision taken earlier can stand without being timed again only where timing it again
         # at its own column time gives it back exactly (see _confirm)
         self.exact_grid = _exact_grid(self.tck, list(t.values()) + [self.burst_ns, self.idle_close_ns])
@@ -174,17 +168,15 @@ class DRAM(Memory):
         self.bus_ns = 0.0          # channel time moving data
         self.reads = self.writes = 0
         self.hits = self.empties = self.conflicts = 0
-        self.turnarounds = 0
-        self.refreshes = 0
+        self.turnarounds = self.refreshes = 0
         self.read_ns = 0.0         # summed time from arrival to the end of the burst, reads
 
-    def handle(self, code: int, arg: Any) -> None:
-        self._epoch(arg)
+    def handle(self, code: int, item: tuple[_Channel, int]) -> None:
+        self._epoch(item)
 
     # -- the controller's side
-    def submit(self, pkt: Packet, is_write: bool, address: Any) -> None:
+    def submit(self, pkt, is_write: bool, line_address: int) -> None:
         """A request admitted to the DRAM queue."""
-        line_address: int = address
         cs, cm, rs, rm, bs, bm, ws, wm = self._decode
         ch = self.channels[(line_address >> cs) & cm]
         rank = (line_address >> rs) & rm
@@ -364,7 +356,7 @@ class DRAM(Memory):
         bank = req.b
         idle = self.idle_close_ns
         row = bank.row
-        closed = idle and row >= 0 and req.arrive_ns > bank.used_ns + idle
+        closed = idle != 0.0 and row >= 0 and req.arrive_ns > bank.used_ns + idle
         if row == req.row and not closed:
             act = -1.0
             col = bank.col_ready_ns

@@ -106,26 +106,35 @@ class Clock:
     the environment's ``run`` steps with.
     """
 
-    __slots__ = ("now_ns", "queue", "eid", "env", "spare")
+    __slots__ = ("now_ns", "queue", "serial", "env", "spare")
 
     def __init__(self, now_ns: float):
         self.now_ns = now_ns
         self.queue: list = []   # the event heap of Entry objects, set by the environment
-        self.eid: Any = None    # SimPy's insertion counter (an itertools.count), set by the environment
+        self.serial = 0         # the next insertion id (SimPy's insertion counter, ``_eid``, counts with it)
         self.env: Any = None
         self.spare: list[Entry] = []   # entries popped and done with, to be filled again (no allocation per event)
+
+    def next_id(self) -> int:
+        """The next insertion id."""
+        serial = self.serial
+        self.serial = serial + 1
+        return serial
 
     def entry(self, when_ns: float, event: Any) -> Entry:
         """A heap entry for ``event`` at ``when_ns`` with SimPy's NORMAL priority and the next insertion id."""
         spare = self.spare
+        serial = self.serial
+        self.serial = serial + 1
         if spare:
             entry = spare.pop()
             entry.time = when_ns
             entry.priority = _NORMAL
-            entry.eid = next(self.eid)
+            entry.eid = serial
             entry.event = event
             return entry
-        return Entry(when_ns, _NORMAL, next(self.eid), event)
+        return Entry(when_ns, _NORMAL, serial, event)
+
 
     def steps(self) -> None:
         """Step until the run is over.
@@ -178,6 +187,19 @@ class Clock:
             raise exc
 
 
+class _Serial:
+    """SimPy's insertion counter (``Environment._eid``, an iterator of ids) as the clock's ``serial``."""
+
+    def __init__(self, clock: Clock):
+        self.clock = clock
+
+    def __iter__(self) -> _Serial:
+        return self
+
+    def __next__(self) -> Any:   # (an object: what the compiled iterator protocol returns)
+        return self.clock.next_id()
+
+
 class Environment(simpy.Environment):
     """SimPy's environment, its clock a :class:`Clock` (``clock``) that also runs its event loop.
 
@@ -192,13 +214,13 @@ class Environment(simpy.Environment):
         self.clock = Clock(0.0)
         super().__init__()
         self.clock.queue = self._queue
-        self.clock.eid = self._eid
+        self._eid = _Serial(self.clock)   # type: ignore[assignment]
         self.clock.env = self
         self.step = self.clock.step   # type: ignore[method-assign]
 
     def schedule(self, event, priority=NORMAL, delay=0) -> None:
         """SimPy's ``schedule``, with the heap entry an :class:`Entry`."""
-        heappush(self.clock.queue, Entry(self.clock.now_ns + delay, priority, next(self._eid), event))
+        heappush(self.clock.queue, Entry(self.clock.now_ns + delay, priority, self.clock.next_id(), event))
 
     def peek(self) -> float:
         """SimPy's ``peek``: the time of the next event (infinity when there is none)."""

@@ -82,7 +82,7 @@ class MCT(Component):
         self.model = params.memory_model
         self.addressed = self.model == "dram"   # whether the memory needs each line's address
         self.xbar_delay_ns = params.xbar_latency_ns
-        self.data_ready = (Port(self, _READ_DATA),)   # the callbacks of a read whose data the memory has
+        self.data_ready: tuple = (Port(self, _READ_DATA),)   # the callbacks of a read whose data the memory has
         self.observer: Any = None             # a trace's recorder (simnuma.trace), None when nothing records
         self.acceptor = Port(self, _ACCEPT)               # accept, as a callback
         self.admitter = Port(self, _ADMITTED)             # _admitted, as a callback

@@ -57,7 +57,7 @@ class SRI(Component):
                       for vc in VC_NAMES]
         self.probe_queue = CreditPool(env, params.sri_probe_queue, f"N{node_id} xbar->sri probe")
         self.lookup_ns = params.probe_lookup_ns
-        self.answer = (Port(self, _ANSWER),)   # the callbacks of a probe whose lookup is done
+        self.answer: tuple = (Port(self, _ANSWER),)   # the callbacks of a probe whose lookup is done
         self.prober = Port(self, _PROBE_IN)     # probe_in, as a callback
         self.looker = Port(self, _LOOKUP)       # _lookup, as a callback
         self.injected = Port(self, _INJECTED)   # _injected, as a callback

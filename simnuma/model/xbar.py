@@ -70,8 +70,9 @@ class XBar(Component):
         self.clock = sri.clock
         to_memory, to_caches, to_requester = (mct.acceptor,), (sri.prober,), (self.responder,)
         # per packet kind: the callbacks of a packet that ends at this node
-        self.consumers = {"read_req": to_memory, "victim": to_memory, "probe": to_caches,
-                          "read_resp": to_requester, "probe_resp": to_requester, "source_done": to_requester}
+        self.consumers: dict[str, tuple] = {"read_req": to_memory, "victim": to_memory, "probe": to_caches,
+                                            "read_resp": to_requester, "probe_resp": to_requester,
+                                            "source_done": to_requester}
 
     def exit(self, key) -> tuple:
         """The callbacks of a packet that crosses into this crossbar from a link.
