@@ -299,7 +299,7 @@ def call_at(clock: Clock, when_ns: float, fn: Any, arg: Any = None) -> None:
 
 
 def deliver_at(clock: Clock, when_ns: float, pkt: HeapEvent, callbacks: tuple) -> None:
-    """Hand ``pkt`` to ``callbacks`` (a 1-tuple of a method taking the packet) at ``when_ns`` (not before now).
+    """Hand ``pkt`` to ``callbacks`` (a 1-tuple of a port, or a callable, taking the packet) at ``when_ns`` (not before now).
 
     The packet is the event: SimPy calls ``callbacks[0](pkt)``.  A packet is
     in one place at a time, so it is on the event heap at most once.  A
