@@ -9,7 +9,10 @@ Models, per node (``memory.model: dram``):
   bank and row.
 * **Banks with an open row.**  A bank keeps its last row open (``page_policy: open``; with
   ``idle_close`` it closes a row nobody has used for that long, as K8's idle cycle limit
-  does) or closes it after every access (``closed``).  A column command to the open row is a
+  does; with ``idle_dynamic`` each bank's limit moves along K8's limits of 0 to 256 clocks, a step
+  up when a request finds closed the row it wants, a step down on a row conflict, as K8's dynamic
+  idle cycle counter adjusts to page misses and conflicts) or closes it after every access
+  (``closed``).  A column command to the open row is a
   *hit* (data after CL, or CWL for a write); a closed bank first activates the row (tRCD); an
   open bank holding another row first precharges it (tRP) — a *conflict*.  A row stays open
   at least tRAS, a precharge waits tRTP after a read command and tWR after the end of write
@@ -45,8 +48,8 @@ from __future__ import annotations
 
 from math import ceil
 
+from .banks import Bank, Channel, Choice, Pending, Rank, Request, exact_grid, nearest_step
 from .events import Clock, Port, call_at
-from .ledger import SpanLedger
 from .mct import MCT, Memory
 from .pages import AddressMap, PagePlacer
 
@@ -56,74 +59,6 @@ _INF = float("inf")
 
 # extensive counters, in the order of DRAM.counters()
 COUNTERS = ("lines", "busy_ns", "bus_ns", "reads", "writes", "hits", "empties", "conflicts", "turnarounds", "refreshes", "read_ns")
-
-
-# (index in the queue, column ns, data ns, activation ns or -1 for a row hit): a request chosen to serve;
-# with the queue's length when it was chosen, a choice that waits for its time (_confirm)
-_Choice = tuple[int, float, float, float]
-_Pending = tuple[int, float, float, float, int]
-
-
-class _Bank:
-    __slots__ = ("row", "col_ready_ns", "pre_ready_ns", "act_ready_ns", "used_ns")
-
-    def __init__(self):
-        self.row = -1              # the open row, -1 when precharged
-        self.col_ready_ns = 0.0    # earliest column command to the open row
-        self.pre_ready_ns = 0.0    # earliest precharge of the open row
-        self.act_ready_ns = 0.0    # earliest activation when precharged
-        self.used_ns = 0.0         # end of the last burst
-
-
-class _Rank:
-    __slots__ = ("act_ns", "faw", "refresh_due_ns")
-
-    def __init__(self, first_refresh_ns: float):
-        self.act_ns = -1e18        # the latest activation
-        self.faw = [-1e18] * 4     # the last four activations, oldest first
-        self.refresh_due_ns = first_refresh_ns
-
-
-class _Request:
-    __slots__ = ("pkt", "is_write", "rank", "bank", "row", "arrive_ns", "bypassed", "b", "r")
-
-    def __init__(self, pkt, is_write: bool, rank: int, bank: int, row: int, arrive_ns: float, b: _Bank, r: _Rank):
-        self.pkt = pkt
-        self.is_write = is_write
-        self.rank = rank
-        self.bank = bank           # index within the channel: rank x banks + bank
-        self.row = row
-        self.arrive_ns = arrive_ns
-        self.bypassed = 0
-        self.b = b                 # the bank and the rank themselves
-        self.r = r
-
-
-class _Channel:
-    __slots__ = ("index", "queue", "banks", "ranks", "bus_free_ns", "write_end_ns", "last_write", "last_rank",
-                 "epoch_ns", "token", "pending", "ledger")
-
-    def __init__(self, index: int, ranks: int, banks: int, trefi_ns: float):
-        self.index = index
-        self.queue: list[_Request] = []
-        self.banks = [_Bank() for _ in range(ranks * banks)]
-        self.ranks = [_Rank(trefi_ns * (r + 1) / ranks) for r in range(ranks)]
-        self.bus_free_ns = 0.0
-        self.write_end_ns = -1e18
-        self.last_write = False
-        self.last_rank = -1
-        self.epoch_ns: float | None = None   # when the next scheduling decision is due, None when idle
-        self.token = 0             # invalidates superseded decision events
-        self.pending: _Pending | None = None   # the choice the due decision event made, and the queue's length
-        self.ledger = SpanLedger()           # the bursts' busy and bus time booked ahead of now
-
-
-def _exact_grid(tck_ns: float, timings_ns) -> bool:
-    """Whether clock-edge arithmetic is exact: the clock period a short binary fraction of a
-    nanosecond and every timing a whole number of periods (DDR400's 5 ns, not DDR2-667's 3.0003 ns)."""
-    if tck_ns * 1024 != int(tck_ns * 1024):
-        return False
-    return all(round(t / tck_ns) * tck_ns == t for t in timings_ns)
 
 
 class DRAM(Memory):
@@ -154,12 +89,17 @@ class DRAM(Memory):
         self.drain_ns = 0.0        # when the current (or last) burst began
         self.closed_page: bool = dram.page_policy == "closed"
         self.idle_close_ns: float = float(dram.idle_close_ns)
+        # a dynamic idle limit (K8's DCC_EN): each bank's, from idle_close, one step of the ladder up when the timer
+        # closed the row a request wants, one down on a page conflict
+        self.idle_ladder_ns: list[float] = [float(x) for x in dram.idle_ladder_ns]
+        step = nearest_step(self.idle_ladder_ns, self.idle_close_ns)
         # a decision taken earlier can stand without being timed again only where timing it again
         # at its own column time gives it back exactly (see _confirm)
-        self.exact_grid = _exact_grid(self.tck, list(t.values()) + [self.burst_ns, self.idle_close_ns])
+        self.exact_grid = exact_grid(self.tck, list(t.values()) + [self.burst_ns, self.idle_close_ns])
         self.latency_ns = controller_latency_ns
         self.peak_GBps = dram.peak_GBps
-        self.channels = [_Channel(c, dram.ranks, dram.banks, self.trefi) for c in range(dram.channels)]
+        self.channels = [Channel(c, dram.ranks, dram.banks, self.trefi, self.idle_close_ns, step)
+                         for c in range(dram.channels)]
         s, m = self.amap.shift, self.amap.mask
         self._decode = (s["channel"], m["channel"], s["rank"], m["rank"], s["bank"], m["bank"], s["row"], m["row"])
         self.servers = dram.channels
@@ -171,7 +111,7 @@ class DRAM(Memory):
         self.turnarounds = self.refreshes = 0
         self.read_ns = 0.0         # summed time from arrival to the end of the burst, reads
 
-    def handle(self, code: int, item: tuple[_Channel, int]) -> None:
+    def handle(self, code: int, item: tuple[Channel, int]) -> None:
         self._epoch(item)
 
     # -- the controller's side
@@ -182,7 +122,7 @@ class DRAM(Memory):
         rank = (line_address >> rs) & rm
         bank = rank * self.banks_per_rank + ((line_address >> bs) & bm)
         now = self.clock.now_ns
-        req = _Request(pkt, is_write, rank, bank, (line_address >> ws) & wm, now, ch.banks[bank], ch.ranks[rank])
+        req = Request(pkt, is_write, rank, bank, (line_address >> ws) & wm, now, ch.banks[bank], ch.ranks[rank])
         ch.queue.append(req)
         if self.write_burst:
             if is_write:
@@ -212,7 +152,7 @@ class DRAM(Memory):
         elif col < epoch:
             self._schedule(ch, col)
 
-    def _eligible(self, ch: _Channel, req: _Request) -> bool:
+    def _eligible(self, ch: Channel, req: Request) -> bool:
         """With write bursts: whether ``req`` may be served now (a write only in a burst, a read
         only outside one unless its channel has no write left to burst)."""
         if not self.draining:
@@ -231,7 +171,7 @@ class DRAM(Memory):
             ch.epoch_ns = now
             call_at(self.clock, now, self.decide, (ch, ch.token))
 
-    def _schedule(self, ch: _Channel, col_ns: float, pending: _Pending | None = None) -> None:
+    def _schedule(self, ch: Channel, col_ns: float, pending: Pending | None = None) -> None:
         """A decision is due at ``col_ns``; ``pending`` is the one made already, if any (see :meth:`_confirm`)."""
         now = self.clock.now_ns
         ch.token += 1
@@ -243,7 +183,7 @@ class DRAM(Memory):
             ch.epoch_ns = col_ns
             call_at(self.clock, col_ns, self.decide, (ch, ch.token))
 
-    def _epoch(self, item: tuple[_Channel, int]) -> None:
+    def _epoch(self, item: tuple[Channel, int]) -> None:
         ch, token = item
         if token != ch.token:
             return  # superseded by an earlier decision
@@ -269,7 +209,7 @@ class DRAM(Memory):
         ch.epoch_ns = None
 
     # -- choosing
-    def _choose(self, ch: _Channel, now: float) -> _Choice | None:
+    def _choose(self, ch: Channel, now: float) -> Choice | None:
         """``(index, column ns, data ns, activation ns or -1 for a row hit)`` of the request to serve next.
 
         The request whose data can move first, the oldest among equals.  No
@@ -288,7 +228,7 @@ class DRAM(Memory):
         floor = ceil(now / tck - 1e-9) * tck + self.min_cas
         if floor < ch.bus_free_ns:
             floor = ch.bus_free_ns
-        best: _Choice | None = None
+        best: Choice | None = None
         best_data = _INF
         for k, req in enumerate(queue):
             col, data, act = timing(ch, req, now)
@@ -299,7 +239,7 @@ class DRAM(Memory):
                     break
         return best
 
-    def _choose_eligible(self, ch: _Channel, now: float) -> _Choice | None:
+    def _choose_eligible(self, ch: Channel, now: float) -> Choice | None:
         """:meth:`_choose` among the requests a write burst lets go (None when there is none)."""
         eligible = [(k, req) for k, req in enumerate(ch.queue) if self._eligible(ch, req)]
         if not eligible:
@@ -308,7 +248,7 @@ class DRAM(Memory):
         if self.fcfs or oldest.bypassed >= self.bypass_limit:
             col, data, act = self._timing(ch, oldest, now)
             return k, col, data, act
-        best: _Choice | None = None
+        best: Choice | None = None
         best_data = _INF
         for k, req in eligible:
             col, data, act = self._timing(ch, req, now)
@@ -316,7 +256,7 @@ class DRAM(Memory):
                 best, best_data = (k, col, data, act), data
         return best
 
-    def _confirm(self, ch: _Channel, now: float, pending: _Pending) -> _Choice | None:
+    def _confirm(self, ch: Channel, now: float, pending: Pending) -> Choice | None:
         """:meth:`_choose` at the time a decision made earlier is due, from what changed since.
 
         Nothing was served since (a commit supersedes the decision event), so
@@ -347,16 +287,23 @@ class DRAM(Memory):
                 best_data = data_j
         return best
 
-    def _idle_closed(self, bank: _Bank, req: _Request) -> bool:
-        """Whether the bank's open row had been idle ``idle_close`` when the request arrived (and is closed)."""
-        return bank.row >= 0 and req.arrive_ns > bank.used_ns + self.idle_close_ns
+    def _idle_closed(self, bank: Bank, req: Request) -> bool:
+        """Whether the bank's open row had been idle its limit when the request arrived (and is closed)."""
+        return bank.row >= 0 and req.arrive_ns > bank.used_ns + bank.idle_ns
 
-    def _timing(self, ch: _Channel, req: _Request, now: float) -> tuple[float, float, float]:
+    def _idle_step(self, bank: Bank, step: int) -> None:
+        """Move the bank's idle limit ``step`` steps along the ladder (as far as its ends)."""
+        k = bank.idle_step + step
+        if 0 <= k < len(self.idle_ladder_ns):
+            bank.idle_step = k
+            bank.idle_ns = self.idle_ladder_ns[k]
+
+    def _timing(self, ch: Channel, req: Request, now: float) -> tuple[float, float, float]:
         """``(column ns, data ns, activation ns or -1 for a row hit)``: the earliest the request's burst can move."""
         bank = req.b
-        idle = self.idle_close_ns
+        idle = bank.idle_ns
         row = bank.row
-        closed = idle != 0.0 and row >= 0 and req.arrive_ns > bank.used_ns + idle
+        closed = self.idle_close_ns != 0.0 and row >= 0 and req.arrive_ns > bank.used_ns + idle
         if row == req.row and not closed:
             act = -1.0
             col = bank.col_ready_ns
@@ -410,7 +357,7 @@ class DRAM(Memory):
         return data - cl, data, act
 
     # -- serving
-    def _commit(self, ch: _Channel, k: int, col: float, data: float, act: float) -> None:
+    def _commit(self, ch: Channel, k: int, col: float, data: float, act: float) -> None:
         req = ch.queue[k]
         rank = ch.ranks[req.rank]
         if data + self.burst_ns > rank.refresh_due_ns:
@@ -429,8 +376,12 @@ class DRAM(Memory):
         else:
             if bank.row < 0 or (self.idle_close_ns and self._idle_closed(bank, req)):
                 self.empties += 1
+                if self.idle_ladder_ns and bank.row == req.row:   # closed too soon: the row would have hit
+                    self._idle_step(bank, 1)
             else:
                 self.conflicts += 1
+                if self.idle_ladder_ns:   # held too long: another row was wanted
+                    self._idle_step(bank, -1)
             bank.row = req.row
             bank.col_ready_ns = act + self.trcd
             bank.pre_ready_ns = act + self.tras
@@ -478,7 +429,7 @@ class DRAM(Memory):
             if self.draining and not self.writes_queued:
                 self._burst(False)
 
-    def _refresh(self, ch: _Channel, rank: _Rank, r: int, until_ns: float) -> None:
+    def _refresh(self, ch: Channel, rank: Rank, r: int, until_ns: float) -> None:
         """Every refresh of rank ``r`` due before ``until_ns``: precharge its banks, refresh for tRFC."""
         banks = ch.banks[r * self.banks_per_rank:(r + 1) * self.banks_per_rank]
         while rank.refresh_due_ns < until_ns:

@@ -29,7 +29,7 @@ __all__ = ["COMPILED", "source_digest", "source_path", "status", "install_source
 # the modules a packet or a DRAM request passes through, then the analytic model's (its inner loop, and what it
 # reads of the model), named from the package's top, in the order they are digested
 COMPILED = ("model.events", "model.credit", "model.packet", "model.link", "model.xbar", "model.sri", "model.mct",
-            "model.dram", "model.coherence", "model.core", "model.pages", "model.stats", "model.ledger",
+            "model.dram", "model.banks", "model.coherence", "model.core", "model.pages", "model.stats", "model.ledger",
             "model.curve", "analytic.flows", "analytic.memory", "analytic.solver")
 HERE = Path(__file__).resolve().parent
 PACKAGE = HERE.parent   # simnuma/

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from ..units import LINE_BYTES, UnitError, parse_quantity
 
-__all__ = ["MEMORY_MODELS", "SCHEDULERS", "PAGE_POLICIES", "ADDRESS_FIELDS", "TIMINGS", "OPTIONAL_TIMINGS",
+__all__ = ["IDLE_LADDER_CLK", "MEMORY_MODELS", "SCHEDULERS", "PAGE_POLICIES", "ADDRESS_FIELDS", "TIMINGS", "OPTIONAL_TIMINGS",
            "DramParams", "MemoryCurve", "parse_choice", "parse_dram_time", "parse_address_map", "parse_curves",
            "check_dram", "dram_time_ns", "format_dram_time", "MemoryParamError", "LINE_BYTES"]
 
@@ -174,6 +174,10 @@ def _curve_points(raw: object, where: str) -> tuple:
     return tuple(points)
 
 
+# K8's idle cycle limits (BKDG K8 F2x94 IdleCycLimit), the steps a dynamic idle limit moves along
+IDLE_LADDER_CLK = (0, 4, 8, 16, 32, 64, 128, 256)
+
+
 @dataclass(frozen=True)
 class DramParams:
     """The resolved DRAM of one node: organisation, address map, timings in ns, controller policy."""
@@ -190,12 +194,18 @@ class DramParams:
     write_burst: int         # writes wait until this many are queued, then go back to back (0: no bursts)
     page_policy: str
     idle_close_ns: float     # open page: a row idle this long is closed (0: never)
+    idle_dynamic: bool       # each bank's idle limit steps along IDLE_LADDER_CLK from idle_close (K8 DCC_EN)
     os_page_bytes: int       # the operating system's page: arrays are contiguous within one
     timings_ns: dict         # TIMINGS -> ns (tFAW 0 when not given)
 
     @property
     def tck_ns(self) -> float:
         return 1.0 / self.clock_GHz
+
+    @property
+    def idle_ladder_ns(self) -> tuple:
+        """The steps of a dynamic idle limit in ns (IDLE_LADDER_CLK); empty for a fixed one."""
+        return tuple(k * self.tck_ns for k in IDLE_LADDER_CLK) if self.idle_dynamic else ()
 
     @property
     def burst_ns(self) -> float:
@@ -250,6 +260,12 @@ def check_dram(dram: DramParams, queue: object) -> None:
     if timings["tREFI"] <= timings["tRFC"]:
         raise MemoryParamError("dram.timings.tREFI", f"the refresh interval ({timings['tREFI']:g} ns) must be longer"
                                                      f" than a refresh ({timings['tRFC']:g} ns)")
+    if dram.idle_dynamic:
+        clocks = dram.idle_close_ns / dram.tck_ns
+        if not any(abs(clocks - k) < 1e-6 for k in IDLE_LADDER_CLK[1:]):
+            raise MemoryParamError("dram.idle_dynamic", "a dynamic idle limit starts at idle_close, which must be one"
+                                                        " of K8's limits, 4, 8, 16, 32, 64, 128 or 256 clk, got"
+                                                        + (f" {clocks:g} clk" if clocks else " no idle_close"))
     burst = dram.write_burst
     if burst and isinstance(queue, int) and burst > queue:
         raise MemoryParamError("dram.write_burst", f"writes gathered for a burst must fit in the DRAM queue"

@@ -27,12 +27,13 @@ TIMINGS = dict(CL=4, CWL=2, tRCD=3, tRP=3, tRAS=8, tRTP=2, tWR=3, tWTR=2, tRTW=3
 
 def dram_board(cores: int = 1, window: int = 32, ranks: int = 2, banks: int = 4, scheduler: str = "fr-fcfs",
                bypass: int = 4, trefi_clk: int | None = None, page: str = "4 KiB", policy: str = "open",
-               queue: int = 64, write_burst: int | None = None) -> object:
+               queue: int = 64, write_burst: int | None = None, idle: str = "") -> object:
     timings = dict(TIMINGS)
     if trefi_clk is not None:
         timings["tREFI"] = trefi_clk
     text = ", ".join(f"{k}: {v} clk" for k, v in timings.items())
     burst = f"write_burst: {write_burst}, " if write_burst else ""
+    burst += idle   # e.g. "idle_close: 16 clk, idle_dynamic: true, "
     return one_node_board("dram1", f"""
     model: dram
     latency: 20 ns
@@ -149,6 +150,31 @@ def test_closed_page_activates_every_line():
     assert m["row_empties"] == pytest.approx(1.0, abs=1e-9)
 
 
+def test_a_dynamic_idle_limit_keeps_the_rows_a_paced_stream_comes_back_to():
+    """A stream paced at a line every 128 ns leaves each row idle about 118 ns between bursts: a fixed limit of 16
+    clocks (80 ns) closes it before most of them, and the next line of the same row pays an activation.  A dynamic
+    limit steps up to 32 clocks (160 ns) the first time that happens and keeps the row open from then on: the stream
+    hits its rows as often as with rows never closed."""
+    def rows(idle):
+        return memory(run(dram_board(idle=idle, trefi_clk=10**7), ["0.0.r.0@0.5GB/s"]))
+
+    never = rows("")
+    fixed = rows("idle_close: 16 clk, ")
+    dynamic = rows("idle_close: 16 clk, idle_dynamic: true, ")
+    assert fixed["row_empties"] > 0.5 and fixed["read_ns"] > never["read_ns"] + 0.5 * TIMINGS["tRCD"] * TCK
+    assert dynamic["row_hits"] == pytest.approx(never["row_hits"], abs=0.01)
+    assert dynamic["read_ns"] == pytest.approx(never["read_ns"], rel=0.02)
+
+
+def test_a_dynamic_idle_limit_needs_one_of_the_controller_s_limits():
+    from simnuma.topology import TopologyError
+    with pytest.raises(TopologyError, match="idle_dynamic: a dynamic idle limit starts at idle_close, which must be one"
+                                            " of K8's limits, 4, 8, 16, 32, 64, 128 or 256 clk, got 15 clk"):
+        dram_board(idle="idle_close: 15 clk, idle_dynamic: true, ")
+    with pytest.raises(TopologyError, match="got no idle_close"):
+        dram_board(idle="idle_dynamic: true, ")
+
+
 def test_a_chase_sees_the_row_miss_latency():
     """One line in flight at scattered rows: every access opens a row (and often closes another)."""
     m = memory(run(dram_board(trefi_clk=10**7), ["0.0.l.0"], size=4 * 2**20))
@@ -194,31 +220,35 @@ def test_more_streams_never_beat_one_streams_row_hit_peak(ops):
     assert not math.isnan(m["efficiency"])
 
 
-def test_a_decision_stands_untimed_only_on_an_exact_clock_grid(monkeypatch):
-    """Where re-timing a decision at its own column time gives it back exactly, not re-timing it changes nothing."""
+@pytest.mark.parametrize("idle", ["", "idle_close: 16 clk, ", "idle_close: 16 clk, idle_dynamic: true, "],
+                         ids=["open", "idle", "dynamic"])
+def test_a_decision_stands_untimed_only_on_an_exact_clock_grid(monkeypatch, request, idle):
+    """Where re-timing a decision at its own column time gives it back exactly, not re-timing it changes nothing: with
+    open rows, rows closed after an idle limit, and each bank's dynamic idle limit."""
     from simnuma.model import native
 
-    if native.status().startswith("compiled"):   # a compiled module calls _exact_grid directly: patch its source
+    if native.status().startswith("compiled"):   # a compiled module calls exact_grid directly: patch its source
         env = dict(os.environ, **{native.PURE_VARIABLE: "1"})
-        test = f"{__file__}::test_a_decision_stands_untimed_only_on_an_exact_clock_grid"
+        test = f"{__file__}::{request.node.name}"
         done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", test], env=env,
                               capture_output=True, text=True)
         assert done.returncode == 0, done.stdout[-3000:]
         return
     import simnuma.model.dram as dram
+    from simnuma.model.banks import exact_grid
     from simnuma.topology import load_topology
 
-    board = dram_board(cores=2)
+    board = dram_board(cores=2, idle=idle)
     threads = ["0.0.w.0", "0.1.r.0"]
     shortcut = run(board, threads).to_dict()
-    monkeypatch.setattr(dram, "_exact_grid", lambda *a: False)
+    monkeypatch.setattr(dram, "exact_grid", lambda *a: False)
     timed_again = run(board, threads).to_dict()
     for result in (shortcut, timed_again):
         result.pop("run", None)
     assert shortcut == timed_again
     monkeypatch.undo()
-    assert dram._exact_grid(5.0, [15.0, 10.0, 0.0]) and not dram._exact_grid(5.0, [7.5])
-    assert not dram._exact_grid(1e3 / 333.3, [15.0])          # DDR2-667's 3.0003 ns clock
+    assert exact_grid(5.0, [15.0, 10.0, 0.0]) and not exact_grid(5.0, [7.5])
+    assert not exact_grid(1e3 / 333.3, [15.0])          # DDR2-667's 3.0003 ns clock
     from simnuma.model.system import System
     from simnuma.workload import Workload
 
