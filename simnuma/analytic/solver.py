@@ -61,6 +61,7 @@ class Network:
         self.stations, self.index = stations, index
         self.compiled: dict[str, list[Transaction]] = {}
         self.demand: dict[str, list[float]] = {}
+        self.uses: dict[str, list[int]] = {}
         used: set[int] = set()
         for c in classes:
             m = memories[c.home]
@@ -76,6 +77,7 @@ class Network:
             row = row[:]
             row[index[("memory", c.home)]] = memory_demand[c.label]
             self.demand[c.label] = row
+            self.uses[c.label] = uses
             used.update(uses)
         self.used = sorted(used)   # the stations this case's classes use, in the board's order
         # memories whose latency depends on their load, with the station index and the classes there
@@ -225,20 +227,25 @@ class Network:
             (i, m.read_ns, m, m.model == "curve",
              [(number[c.label], c.writes, 1.0 if c.writes and c.home == c.node else m.residual) for c in there])
             for i, m, there in self.loaded]
+        uses: list[list[int]] = [self.uses[label] for label in labels]
+        used: list[int] = self.used
         latencies = [0.0] * n
         factors: list[list[float]] = [[] for _ in range(n)]
         changed = 0.0
         iterations = 0
+        total: list[float] = []
         for iterations in range(1, ROUND_ITERATIONS + 1):
-            total = queue[0] if n == 1 else _columns(queue, width)
-            base = [1.0 + QUEUEING * t for t in total]
+            total, base = _columns(queue, used, width)
             changed = 0.0
             solved = [0.0] * n
             for k in range(n):
-                # residence per unit demand at each station: 1 + what waits there (own customers less one)
+                # residence per unit demand at each station: 1 + what waits there (own customers less one); where the
+                # class has no demand, its own queue is empty and the factor is the base
                 mine = QUEUEING / customers[k]
                 own = queue[k]
-                factor = [base[i] - own[i] * mine for i in range(width)]
+                factor = base[:]
+                for i in uses[k]:
+                    factor[i] = base[i] - own[i] * mine
                 factors[k] = factor
                 # what a memory adds at its load, as a stretch of a read's time there
                 stretched = factor
@@ -260,10 +267,7 @@ class Network:
                 solved[k] = x
             throughput = solved
             for k in range(n):
-                x = throughput[k]
-                dem = demand[k]
-                factor = factors[k]
-                queue[k] = [x * dem[i] * factor[i] for i in range(width)]
+                queue[k] = _queue(throughput[k], demand[k], factors[k], uses[k], width)
             for i, _read_ns, m, halfway, there in loaded:
                 reads = writes = 0.0
                 for k, w, _share in there:
@@ -285,8 +289,8 @@ class Network:
         converged = changed < TOLERANCE
         out = dict(zip(labels, throughput))
         self.last = out
-        state = (dict(zip(labels, factors)), dict(zip(labels, waits)), _columns(queue, width),
-                 dict(zip(labels, queue)))
+        total, _base = _columns(queue, used, width)
+        state = (dict(zip(labels, factors)), dict(zip(labels, waits)), total, dict(zip(labels, queue)))
         return out, dict(zip(labels, latencies)), iterations, state, converged
 
     def _demands(self, state) -> dict:
@@ -464,12 +468,26 @@ def _total(values: list[float]) -> float:
     return out
 
 
-def _columns(rows: list[list[float]], width: int) -> list[float]:
-    """Each column's total over ``rows``, added in their order."""
+def _columns(rows: list[list[float]], used: list[int], width: int) -> tuple[list[float], list[float]]:
+    """Each column's total over ``rows`` (added in their order), and 1 + ``QUEUEING`` x that total; only the
+    columns ``used`` can be other than nothing (0 and 1)."""
+    total = [0.0] * width
+    base = [1.0] * width
+    for i in used:
+        t = 0.0
+        for row in rows:
+            t += row[i]
+        total[i] = t
+        base[i] = 1.0 + QUEUEING * t
+    return total, base
+
+
+def _queue(x: float, demand: list[float], factor: list[float], uses: list[int], width: int) -> list[float]:
+    """A class's queue at each station at throughput ``x``: its demand there stretched by ``factor`` (nothing where
+    it has no demand, ``uses`` being where it has)."""
     out = [0.0] * width
-    for row in rows:
-        for i in range(width):
-            out[i] += row[i]
+    for i in uses:
+        out[i] = x * demand[i] * factor[i]
     return out
 
 
