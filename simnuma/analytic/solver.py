@@ -16,6 +16,7 @@ them at their slower rate.
 """
 from __future__ import annotations
 
+from ..model.packet import VC_NAMES
 from .flows import MEMORY, ThreadClass
 from .memory import STREAMS, MemoryStation
 
@@ -52,13 +53,13 @@ class Network:
         classes, cache = self.classes, self.cache
         self.memories = memories = _memories(self.topology, classes, cache, shares)
         memory_demand = {c.label: memories[c.home].read_ns + c.writes * memories[c.home].write_ns for c in classes}
-        # every station the board has, numbered once for all its cases: a case's classes use some of them (the
-        # others add nothing to any sum), and what is compiled against the numbers is kept per flow
+        # every station and buffer pool the board has, numbered once for all its cases: a case's classes use some
+        # of them (the others add nothing to any sum), and what is compiled against the numbers is kept per flow
         if "stations" not in cache:
-            stations = _board_stations(self.topology)
-            cache["stations"] = (stations, {k: i for i, k in enumerate(stations)})
-        stations, index = cache["stations"]
-        self.stations, self.index = stations, index
+            numbered = _board_resources(self.topology)
+            cache["stations"] = (numbered[0], numbered[1], {k: i for i, k in enumerate(numbered[1])})
+        stations, resources, index = cache["stations"]
+        self.stations, self.resources, self.index = stations, resources, index
         self.compiled: dict[str, list[Transaction]] = {}
         self.demand: dict[str, list[float]] = {}
         self.uses: dict[str, list[int]] = {}
@@ -88,15 +89,15 @@ class Network:
     def _limits(self, topology, cache: dict) -> None:
         """What the bounds check: per buffer pool, what each class holds (with the link stations where its packets
         also queue); per node, its DRAM queue's entries and the classes that use it."""
-        self.pool_terms = {}
+        self.pool_terms: dict[str, list[tuple[int, float, tuple]]] = {}
         for c in self.classes:
             key = ("pools", c.node, c.home, c.op)
             if key not in cache:
-                cache[key] = tuple([(k, held, tuple([(self.index[station], ns) for station, ns in c.holds.get(k, ())]))
-                                    for k, held in c.credits.items()])
+                cache[key] = [(self.index[k], held, tuple([(self.index[station], ns) for station, ns in c.holds.get(k, ())]))
+                              for k, held in c.credits.items()]
             self.pool_terms[c.label] = cache[key]
         # each node's DRAM queue: a read holds an entry for its time in the memory, a write-back for its burst
-        self.queues = [(self.index[("memory", home)], topology.node(home).memory_queue, m,
+        self.queues = [(self.index[("memory", home)], self.index[("queue", home)], topology.node(home).memory_queue, m,
                         [(c.label, c.writes, m.scattered_ns if c.op == "l" else 0.0)
                          for c in self.classes if c.home == home])
                        for home, m in self.memories.items()]
@@ -110,7 +111,7 @@ class Network:
         caps: dict = {}
         state = None
         iterations = 0
-        self.offered: dict = {}
+        self.offered: dict[int, float] = {}
         self.rounds = 0
         for self.rounds in range(1, ROUNDS + 1):
             # from the last round's end; a round that has not converged in ROUND_ITERATIONS has its bounds
@@ -147,7 +148,8 @@ class Network:
         self._setup(shares)
         return False
 
-    def _caps(self, throughput: dict, demands: dict, loads: dict, caps: dict, latencies: dict) -> dict:
+    def _caps(self, throughput: dict[str, float], demands: dict[str, list[tuple[int, float]]], loads: dict[int, float],
+              caps: dict, latencies: dict) -> dict:
         """The next round's caps (``solve``).  An overloaded resource makes every class through it wait the same
         extra time a transaction, as a queue served in turn would: the wait at which its classes, each at its
         customers over its cycle and that wait (no faster than its pace), take exactly what it serves.  A held
@@ -158,9 +160,8 @@ class Network:
         rows = {c.label: (c.customers, latencies[c.label] + c.hold_ns, c.period_ns) for c in self.classes}
         scale: dict = {}
         for k in over:
-            if k in self.index:
-                i = self.index[k]
-                users = [(label, dem[i]) for label, dem in self.demand.items() if dem[i]]
+            if k < len(self.stations):
+                users = [(label, dem[k]) for label, dem in self.demand.items() if dem[k]]
             else:
                 users = [(label, d) for label, terms in demands.items() for r, d in terms if r == k]
             wait = _common_wait([(d,) + rows[label] for label, d in users])
@@ -175,7 +176,7 @@ class Network:
                 out[label] = x * scale[label]
             elif label in caps:   # held, and its resources have room: it may rise to the fullest
                 dem = self.demand[label]
-                fullest = max([loads[self.stations[i]] for i, d in enumerate(dem) if d]
+                fullest = max([loads[i] for i, d in enumerate(dem) if d]
                               + [loads[k] for k, _d in demands[label]])
                 out[label] = x / fullest if fullest > 0.0 else caps[label]
         return out
@@ -293,13 +294,13 @@ class Network:
         state = (dict(zip(labels, factors)), dict(zip(labels, waits)), total, dict(zip(labels, queue)))
         return out, dict(zip(labels, latencies)), iterations, state, converged
 
-    def _demands(self, state) -> dict:
+    def _demands(self, state) -> dict[str, list[tuple[int, float]]]:
         """What each class takes of every buffer pool and DRAM queue per transaction at the solver's ``state``:
         ``{label: [(resource, share)]}``.  A packet holding a link's credit also waits for the other classes'
         packets on the link (its own class's, where the pool is what holds them back, wait for credits, not on the
         link)."""
         factors, waits, total, queue = state
-        out: dict = {}
+        out: dict[str, list[tuple[int, float]]] = {}
         for c in self.classes:
             label = c.label
             if len(self.classes) == 1:   # no other thread's packets to wait behind
@@ -307,24 +308,23 @@ class Network:
                 continue
             out[label] = [(k, held + QUEUEING * _behind(queued, total, queue[label]) if queued else held)
                           for k, held, queued in self.pool_terms[label]]
-        for i, slots, m, there in self.queues:
+        for i, r, slots, m, there in self.queues:
             for label, writes, scattered_ns in there:   # (a chase opens a row for every line)
                 f = factors[label][i]
                 hold = m.delay_ns + scattered_ns + m.bus_hold_ns * f + waits[label][i] + writes * m.write_hold_ns * f
-                out[label].append((("queue", self.stations[i][1]), hold / slots))
+                out[label].append((r, hold / slots))
         return out
 
-    def _loads(self, throughput: dict, demands: dict) -> dict:
-        """Every resource's share in use at ``throughput``: stations (their utilisation), buffer pools (slots in
-        use) and DRAM queues (entries in use)."""
-        stations = self.stations
+    def _loads(self, throughput: dict[str, float], demands: dict[str, list[tuple[int, float]]]) -> dict[int, float]:
+        """Every resource's share in use at ``throughput``, by its number on the board: stations (their
+        utilisation), buffer pools (slots in use) and DRAM queues (entries in use)."""
         rows = [(x, self.demand[label]) for label, x in throughput.items()]
-        loads: dict = {}
+        loads: dict[int, float] = {}
         for i in self.used:
             busy = 0.0
             for x, demand in rows:   # added in the classes' order
                 busy += x * demand[i]
-            loads[stations[i]] = busy
+            loads[i] = busy
         for label, terms in demands.items():
             x = throughput[label]
             for k, d in terms:
@@ -334,21 +334,33 @@ class Network:
     def usage(self) -> dict:
         """The result's ``links``, ``memory``, ``probes``, ``credits`` (the fullest link buffer pools, those at
         least a quarter in use) and ``bottleneck``, at the solution."""
-        loads = self.loads
-        utilization = {k: u for k, u in loads.items() if k[0] in ("link", "memory", "probe")}
+        loads, resources = self.loads, self.resources
+        stations = len(self.stations)
         offered = self.offered   # before any bound held a class back
-        links = [{"src": k[1], "dst": k[2], "utilization": u, "offered": offered.get(k, u)}
-                 for k, u in utilization.items() if k[0] == "link"]
-        memory = [{"node": k[1], "utilization": u, "offered": offered.get(k, u)}
-                  for k, u in utilization.items() if k[0] == "memory"]
-        probes = [{"node": k[1], "utilization": min(1.0, u)} for k, u in utilization.items() if k[0] == "probe"]
-        pools = sorted(((u, k) for k, u in loads.items() if k[0] in ("credit", "data credit") and u >= 0.25),
-                       reverse=True)[:MOST_POOLS]
-        station, busy = max(utilization.items(), key=lambda kv: kv[1], default=(("none",), 0.0))
-        queue, entries = max(((k, u) for k, u in loads.items() if k[0] == "queue"), key=lambda kv: kv[1],
-                             default=(("queue", -1), 0.0))
+        links, memory, probes = [], [], []
+        station: tuple = ("none",)
+        queue: tuple = ("queue", -1)
+        busy = entries = 0.0
+        pools: list[tuple[float, int]] = []
+        for r, u in loads.items():   # the first of the busiest wins
+            k = resources[r]
+            if r < stations:
+                if k[0] == "link":
+                    links.append({"src": k[1], "dst": k[2], "utilization": u, "offered": offered.get(r, u)})
+                elif k[0] == "memory":
+                    memory.append({"node": k[1], "utilization": u, "offered": offered.get(r, u)})
+                else:
+                    probes.append({"node": k[1], "utilization": min(1.0, u)})
+                if u > busy or station[0] == "none":
+                    station, busy = k, u
+            elif k[0] == "queue":
+                if u > entries or queue[1] == -1:
+                    queue, entries = k, u
+            elif u >= 0.25:
+                pools.append((u, r))
+        pools = sorted(pools, reverse=True)[:MOST_POOLS]
         if pools and pools[0][0] >= SATURATED and pools[0][0] > max(busy, entries):   # credits the limit
-            resource, u, limit = _pool_name(pools[0][1]), pools[0][0], "credits"
+            resource, u, limit = _pool_name(resources[pools[0][1]]), pools[0][0], "credits"
         elif entries >= SATURATED and entries > busy:   # the DRAM queue's entries the limit
             resource, u, limit = f"N{queue[1]} DRAM queue", entries, "queue"
         else:
@@ -356,7 +368,7 @@ class Network:
         bottleneck = {"resource": resource, "utilization": min(1.0, u), "limit": limit if u >= SATURATED else "none"}
         return {"links": sorted(links, key=lambda r: (r["src"], r["dst"])),
                 "memory": sorted(memory, key=lambda r: r["node"]), "probes": probes,
-                "credits": [{"pool": _pool_name(k), "in_use": min(1.0, u)} for u, k in pools],
+                "credits": [{"pool": _pool_name(resources[r]), "in_use": min(1.0, u)} for u, r in pools],
                 "bottleneck": bottleneck}
 
 
@@ -407,12 +419,16 @@ def _memories(topology, classes, cache: dict, shares: dict | None = None) -> dic
     return out
 
 
-def _board_stations(topology) -> list:
-    """Every queueing station of ``topology`` in the solver's order: each link direction, each node's memory and
-    probe lookup (``flows.py`` names them)."""
-    keys: list[tuple] = [("link", a, b) for link in topology.links for a, b in ((link.a, link.b), (link.b, link.a))]
-    keys += [(kind, n) for n in topology.node_ids for kind in ("memory", "probe")]
-    return sorted(keys)
+def _board_resources(topology) -> tuple[list[tuple], list[tuple]]:
+    """Every queueing station of ``topology`` in the solver's order (each link direction, each node's memory and
+    probe lookup, as ``flows.py`` names them), and every resource the bounds check: those stations, then each
+    link direction's buffer pools (in the order of their names), then each node's DRAM queue."""
+    directions = [(a, b) for link in topology.links for a, b in ((link.a, link.b), (link.b, link.a))]
+    stations: list[tuple] = [("link", a, b) for a, b in directions]
+    stations += [(kind, n) for n in topology.node_ids for kind in ("memory", "probe")]
+    stations.sort()
+    pools = sorted([(kind, a, b, vc) for a, b in directions for vc in VC_NAMES for kind in ("credit", "data credit")])
+    return stations, stations + pools + [("queue", n) for n in topology.node_ids]
 
 
 def _compile(c: ThreadClass, index: dict, memory: MemoryStation) -> list[Transaction]:
