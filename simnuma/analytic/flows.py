@@ -4,9 +4,13 @@ A thread is a :class:`ThreadClass`: its customers (lines in flight), its pace, a
 pattern the path of a miss: the request to the home, then branches that run side by side (the memory and the data
 back; each probe's round trip).  A path is a list of ``(station, service ns, fixed delay ns)``: a link direction
 with the time a packet waits for its serialisation, a visit to the home memory (``MEMORY``: its time is the
-memory's, known only once every thread there is), or ``None`` for a fixed latency.  Alongside: the service each
-station gets per transaction (``demands``), and the time each packet holds a link's receive buffers
+memory's, known only once every thread there is), or ``NO_STATION`` for a fixed latency.  Alongside: the service
+each station gets per transaction (``demands``), and the time each packet holds a link's receive buffers
 (``credits``, ``holds``).  The packets are the simulation's (:data:`simnuma.model.packet.KINDS`).
+
+Stations and buffer pools go by their number on the board (:func:`board_resources`: a link direction is
+``("link", src, dst)``, a memory ``("memory", node)``, a probe lookup ``("probe", node)``, a buffer pool
+``("credit" or "data credit", src, dst, vc)``, a DRAM queue ``("queue", node)``).
 
 The flows depend only on the board and on (node, memory, op): they are worked out once per board and kept, since
 the same ones recur in every case of a study and every point of a sweep.
@@ -19,13 +23,14 @@ from ..model.core import OP_PATTERNS
 from ..model.packet import KINDS, NOP_BYTES, VC_NAMES
 from ..units import LINE_BYTES
 
-__all__ = ["ThreadClass", "thread_class", "MEMORY"]
+__all__ = ["ThreadClass", "thread_class", "board_cache", "board_resources", "MEMORY", "NO_STATION"]
 
 PACKET_BYTES = {kind: cmd + data for kind, (_vc, cmd, data) in KINDS.items()}
 HEADER_BYTES = {kind: cmd for kind, (_vc, cmd, _data) in KINDS.items()}   # what a later hop waits for (cut-through)
 VC = {kind: VC_NAMES[vc] for kind, (vc, _cmd, _data) in KINDS.items()}
 CARRIES_DATA = {kind for kind, (_vc, _cmd, data) in KINDS.items() if data}
 MEMORY = object()   # a path's visit to the home memory, whose time the solver knows from every thread there
+NO_STATION = -1     # a path's fixed latency
 
 
 @dataclass
@@ -41,10 +46,11 @@ class ThreadClass:
     foreground: bool
     hold_ns: float = 0.0                           # a write's miss buffer busy after its fill, per transaction
     writes: float = 0.0                            # write-backs to the home memory per transaction (one read each)
-    demands: dict = field(default_factory=dict)    # station -> ns per transaction (averaged over the pattern)
-    credits: dict = field(default_factory=dict)    # receive buffer pool -> ns held per transaction over its slots
-    holds: dict = field(default_factory=dict)      # command buffer pool -> [(link station, ns serialised per
-    #                                                transaction over its slots)]: where its packets also queue
+    demands: dict = field(default_factory=dict)    # station number -> ns per transaction (averaged over the pattern)
+    credits: dict = field(default_factory=dict)    # receive buffer pool number -> ns held per transaction over its
+    #                                                slots
+    holds: dict = field(default_factory=dict)      # buffer pool number -> ((link station number, ns serialised per
+    #                                                transaction over its slots), ...): where its packets also queue
     paths: list = field(default_factory=list)      # per transaction of the pattern: (request, [branches])
 
 
@@ -81,15 +87,32 @@ def forget() -> None:
 
 
 def board_cache(topology) -> dict:
-    """The analytic model's cache for ``topology``."""
+    """The analytic model's cache for ``topology``; its ``"stations"`` are :func:`board_resources` and a dict of
+    each resource's number."""
     held = _BOARDS.get(id(topology))
     if held is None or held[0] is not topology:
         if len(_BOARDS) >= _MOST_BOARDS:
             _BOARDS.pop(next(iter(_BOARDS)))
         held = _BOARDS[id(topology)] = (topology, {})
-    if len(held[1]) > _MOST_ENTRIES:   # a long sweep on one board: start again rather than grow
-        held[1].clear()
-    return held[1]
+    cache: dict = held[1]
+    if len(cache) > _MOST_ENTRIES:   # a long sweep on one board: start again rather than grow
+        cache.clear()
+    if "stations" not in cache:
+        stations, resources = board_resources(topology)
+        cache["stations"] = (stations, resources, {k: i for i, k in enumerate(resources)})
+    return cache
+
+
+def board_resources(topology) -> tuple[list[tuple], list[tuple]]:
+    """Every queueing station of ``topology`` in the solver's order (each link direction, each node's memory and
+    probe lookup), and every resource the bounds check: those stations, then each link direction's buffer pools
+    (in the order of their names), then each node's DRAM queue.  A resource's number is its place here."""
+    directions = [(a, b) for link in topology.links for a, b in ((link.a, link.b), (link.b, link.a))]
+    stations: list[tuple] = [("link", a, b) for a, b in directions]
+    stations += [(kind, n) for n in topology.node_ids for kind in ("memory", "probe")]
+    stations.sort()
+    pools = sorted([(kind, a, b, vc) for a, b in directions for vc in VC_NAMES for kind in ("credit", "data credit")])
+    return stations, stations + pools + [("queue", n) for n in topology.node_ids]
 
 
 _ROUTE_CLASS = {"read_req": "request", "victim": "request", "probe": "probe"}   # the rest: responses
@@ -127,14 +150,15 @@ def _path(topology, a: int, b: int, kind: str, c: ThreadClass, weight: float, la
 def _hops_of(topology, a: int, b: int, kind: str, lag_ns: float) -> tuple:
     """A packet of ``kind`` from a to b: its path, ``[(link station, service ns, fixed delay ns)]``, and per hop
     ``([(station, ns of it)], [(buffer pool, ns held over its slots, link station, ns serialised over its
-    slots)])``."""
+    slots)])``, stations and pools by their numbers."""
     path, out = [], []
     hops = _hops(topology, a, b, kind)
+    index = board_cache(topology)["stations"][2]
     for k, (src, dst) in enumerate(hops):
         link = topology.link(src, dst)
         ns_per_byte = 1.0 / link.bandwidth_GBps(src, dst)
         back_ns_per_byte = 1.0 / link.bandwidth_GBps(dst, src)
-        key, back = ("link", src, dst), ("link", dst, src)
+        key, back = index[("link", src, dst)], index[("link", dst, src)]
         uses = ((key, PACKET_BYTES[kind] * ns_per_byte / link.count),
                 (back, NOP_BYTES * back_ns_per_byte / link.count))   # and a credit NOP on the reverse
         # a data packet forwarded on is routed on its header (cut-through): after the first hop it waits for
@@ -148,9 +172,9 @@ def _hops_of(topology, a: int, b: int, kind: str, lag_ns: float) -> tuple:
         sent_ns = (PACKET_BYTES[kind] if k == len(hops) - 1 else HEADER_BYTES[kind]) * ns_per_byte
         held_ns = (lag_ns if k == 0 else 0.0) + sent_ns + flight_ns + NOP_BYTES * back_ns_per_byte + link.latency_ns
         vc = VC[kind]
-        slots = [(("credit", src, dst, vc), link.buffers[vc] * link.count)]
+        slots = [(index[("credit", src, dst, vc)], link.buffers[vc] * link.count)]
         if kind in CARRIES_DATA:
-            slots.append((("data credit", src, dst, vc), link.data_buffers[vc] * link.count))
+            slots.append((index[("data credit", src, dst, vc)], link.data_buffers[vc] * link.count))
         pools = tuple([(pool, held_ns / n, key, serial_ns / link.count / n) for pool, n in slots])
         path.append((key, serial_ns / link.count, flight_ns + serial_ns * (1.0 - 1.0 / link.count)))
         out.append((uses, pools))
@@ -165,17 +189,19 @@ def _flows(topology, c: ThreadClass) -> None:
     pattern = OP_PATTERNS[c.op]
     share = 1.0 / len(pattern)
     sri_lag = node.sri_latency_ns + node.xbar_latency_ns
+    index = board_cache(topology)["stations"][2]
     for is_write in pattern:
-        request: list = [(None, 0.0, sri_lag)]
+        request: list = [(NO_STATION, 0.0, sri_lag)]
         request += _path(topology, c.node, c.home, "read_req", c, share, sri_lag)
         # its service and latency are the solver's MemoryStation of the home; what the MCT sends (data, probes)
         # crosses its own crossbar first
-        branch: list = [(("memory", c.home), MEMORY, 0.0), (None, 0.0, home.xbar_latency_ns)]
+        branch: list = [(index[("memory", c.home)], MEMORY, 0.0), (NO_STATION, 0.0, home.xbar_latency_ns)]
         if c.home != c.node:
             branch += _path(topology, c.home, c.node, "read_resp", c, share, home.xbar_latency_ns)
         branches = [branch]
         if topology.coherence == "broadcast":
-            branches += [_probe(topology, c, target, share) for target in topology.node_ids if target != c.home]
+            branches += [_probe(topology, c, target, share, index[("probe", target)])
+                         for target in topology.node_ids if target != c.home]
         if c.home != c.node:
             _path(topology, c.node, c.home, "source_done", c, share, sri_lag)
         if is_write:
@@ -187,18 +213,18 @@ def _flows(topology, c: ThreadClass) -> None:
         c.holds[pool] = tuple(queued)
 
 
-def _probe(topology, c: ThreadClass, target: int, share: float) -> list:
-    """A probe's round trip: from the home's MCT to ``target``, its lookup there (``probe.lookup`` shared by
-    ``sri.probe_queue`` slots, as Seidmann's multi-server station), and the response to the requester."""
+def _probe(topology, c: ThreadClass, target: int, share: float, key: int) -> list:
+    """A probe's round trip: from the home's MCT to ``target``, its lookup there (station ``key``:
+    ``probe.lookup`` shared by ``sri.probe_queue`` slots, as Seidmann's multi-server station), and the response
+    to the requester."""
     home, lookup = topology.node(c.home), topology.node(target)
-    path: list = [(None, 0.0, home.xbar_latency_ns)]
+    path: list = [(NO_STATION, 0.0, home.xbar_latency_ns)]
     path += _path(topology, c.home, target, "probe", c, share, home.xbar_latency_ns)
-    key = ("probe", target)
     slots = lookup.sri_probe_queue
     c.demands[key] = c.demands.get(key, 0.0) + share * lookup.probe_lookup_ns / slots
     path.append((key, lookup.probe_lookup_ns / slots, lookup.probe_lookup_ns * (1 - 1 / slots)))
     if target != c.node:
         lag = lookup.sri_latency_ns + lookup.xbar_latency_ns
-        path.append((None, 0.0, lag))
+        path.append((NO_STATION, 0.0, lag))
         path += _path(topology, target, c.node, "probe_resp", c, share, lag)
     return path

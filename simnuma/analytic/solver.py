@@ -16,8 +16,7 @@ them at their slower rate.
 """
 from __future__ import annotations
 
-from ..model.packet import VC_NAMES
-from .flows import MEMORY, ThreadClass
+from .flows import MEMORY, NO_STATION, ThreadClass
 from .memory import STREAMS, MemoryStation
 
 __all__ = ["Network"]
@@ -55,10 +54,7 @@ class Network:
         memory_demand = {c.label: memories[c.home].read_ns + c.writes * memories[c.home].write_ns for c in classes}
         # every station and buffer pool the board has, numbered once for all its cases: a case's classes use some
         # of them (the others add nothing to any sum), and what is compiled against the numbers is kept per flow
-        if "stations" not in cache:
-            numbered = _board_resources(self.topology)
-            cache["stations"] = (numbered[0], numbered[1], {k: i for i, k in enumerate(numbered[1])})
-        stations, resources, index = cache["stations"]
+        stations, resources, index = cache["stations"]   # (flows.board_cache)
         self.stations, self.resources, self.index = stations, resources, index
         self.compiled: dict[str, list[Transaction]] = {}
         self.demand: dict[str, list[float]] = {}
@@ -68,12 +64,11 @@ class Network:
             m = memories[c.home]
             key = ("compiled", c.node, c.home, c.op, m.read_ns, m.delay_ns, m.scattered_ns)
             if key not in cache:
-                cache[key] = _compile(c, index, m)
+                cache[key] = _compile(c, m)
             self.compiled[c.label] = cache[key]
             row_key = ("row", c.node, c.home, c.op)
             if row_key not in cache:
-                cache[row_key] = ([float(c.demands.get(k, 0.0)) for k in stations],
-                                  [index[k] for k in c.demands] + [index[("memory", c.home)]])
+                cache[row_key] = _row(c.demands, len(stations), index[("memory", c.home)])
             row, uses = cache[row_key]
             row = row[:]
             row[index[("memory", c.home)]] = memory_demand[c.label]
@@ -93,8 +88,7 @@ class Network:
         for c in self.classes:
             key = ("pools", c.node, c.home, c.op)
             if key not in cache:
-                cache[key] = [(self.index[k], held, tuple([(self.index[station], ns) for station, ns in c.holds.get(k, ())]))
-                              for k, held in c.credits.items()]
+                cache[key] = [(k, held, c.holds.get(k, ())) for k, held in c.credits.items()]
             self.pool_terms[c.label] = cache[key]
         # each node's DRAM queue: a read holds an entry for its time in the memory, a write-back for its burst
         self.queues = [(self.index[("memory", home)], self.index[("queue", home)], topology.node(home).memory_queue, m,
@@ -419,21 +413,18 @@ def _memories(topology, classes, cache: dict, shares: dict | None = None) -> dic
     return out
 
 
-def _board_resources(topology) -> tuple[list[tuple], list[tuple]]:
-    """Every queueing station of ``topology`` in the solver's order (each link direction, each node's memory and
-    probe lookup, as ``flows.py`` names them), and every resource the bounds check: those stations, then each
-    link direction's buffer pools (in the order of their names), then each node's DRAM queue."""
-    directions = [(a, b) for link in topology.links for a, b in ((link.a, link.b), (link.b, link.a))]
-    stations: list[tuple] = [("link", a, b) for a, b in directions]
-    stations += [(kind, n) for n in topology.node_ids for kind in ("memory", "probe")]
-    stations.sort()
-    pools = sorted([(kind, a, b, vc) for a, b in directions for vc in VC_NAMES for kind in ("credit", "data credit")])
-    return stations, stations + pools + [("queue", n) for n in topology.node_ids]
+def _row(demands: dict, width: int, memory: int) -> tuple[list[float], list[int]]:
+    """A class's ``demands`` (station number -> ns) as a row over the board's ``width`` stations, and the stations
+    it uses: those and its home ``memory``."""
+    row = [0.0] * width
+    for i, d in demands.items():
+        row[i] = float(d)
+    return row, list(demands) + [memory]
 
 
-def _compile(c: ThreadClass, index: dict, memory: MemoryStation) -> list[Transaction]:
+def _compile(c: ThreadClass, memory: MemoryStation) -> list[Transaction]:
     """``c``'s transactions as ``[(request, [branch, ...])]``, each path ``(fixed delay ns, stations, services)``
-    with stations as indices: what the solver's inner loop reads.  A visit to the home memory takes a read's time
+    (the stations' numbers and the service at each): what the solver's inner loop reads.  A visit to the home memory takes a read's time
     there and adds the memory's latency (and, for a chase, a row opened per line) to the path's fixed delay."""
     fixed_ns = memory.delay_ns + (memory.scattered_ns if c.op == "l" else 0.0)
 
@@ -443,12 +434,12 @@ def _compile(c: ThreadClass, index: dict, memory: MemoryStation) -> list[Transac
         services: list[float] = []
         for station, service, d in entries:
             delay += d
-            if station is None:
+            if station == NO_STATION:
                 continue
             if service is MEMORY:
                 delay += fixed_ns
                 service = memory.read_ns
-            stations.append(index[station])
+            stations.append(station)
             services.append(float(service))
         return (delay, stations, services)
     return [(path(request), [path(b) for b in branches]) for request, branches in c.paths]
