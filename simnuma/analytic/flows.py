@@ -31,6 +31,8 @@ VC = {kind: VC_NAMES[vc] for kind, (vc, _cmd, _data) in KINDS.items()}
 CARRIES_DATA = {kind for kind, (_vc, _cmd, data) in KINDS.items() if data}
 MEMORY = object()   # a path's visit to the home memory, whose time the solver knows from every thread there
 NO_STATION = -1     # a path's fixed latency
+# a hop of a packet: ((station, ns of it), ...) and ((buffer pool, ns held, link station, ns serialised), ...)
+Hop = tuple[tuple[tuple[int, float], ...], tuple[tuple[int, float, int, float], ...]]
 
 
 @dataclass
@@ -133,8 +135,11 @@ def _path(topology, a: int, b: int, kind: str, c: ThreadClass, weight: float, la
     key = ("hops", a, b, kind, lag_ns)
     if key not in known:
         known[key] = _hops_of(topology, a, b, kind, lag_ns)
-    path, hops = known[key]
-    demands, credits, holds = c.demands, c.credits, c.holds
+    entry: tuple[tuple, tuple[Hop, ...]] = known[key]
+    path, hops = entry
+    demands: dict[int, float] = c.demands
+    credits: dict[int, float] = c.credits
+    holds: dict[int, list[tuple[int, float]]] = c.holds
     for uses, pools in hops:
         for k, ns in uses:
             demands[k] = demands.get(k, 0.0) + weight * ns
@@ -147,11 +152,12 @@ def _path(topology, a: int, b: int, kind: str, c: ThreadClass, weight: float, la
     return path   # the board's own list, read only: callers add it to theirs
 
 
-def _hops_of(topology, a: int, b: int, kind: str, lag_ns: float) -> tuple:
+def _hops_of(topology, a: int, b: int, kind: str, lag_ns: float) -> tuple[tuple, tuple[Hop, ...]]:
     """A packet of ``kind`` from a to b: its path, ``[(link station, service ns, fixed delay ns)]``, and per hop
     ``([(station, ns of it)], [(buffer pool, ns held over its slots, link station, ns serialised over its
     slots)])``, stations and pools by their numbers."""
-    path, out = [], []
+    path: list[tuple[int, float, float]] = []
+    out: list[Hop] = []
     hops = _hops(topology, a, b, kind)
     index = board_cache(topology)["stations"][2]
     for k, (src, dst) in enumerate(hops):
