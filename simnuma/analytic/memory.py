@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..model.curve import curve_latency_ns
 from ..units import LINE_BYTES as LINE
 
-__all__ = ["MemoryStation", "STREAMS"]
+__all__ = ["MemoryStation", "STREAMS", "home_memories"]
 
 # per op: (sequential read streams, write-back streams) a thread keeps at its memory: a write's fills and
 # write-backs, a triad's b, c, a and a's write-backs; a chase's lines are scattered, in no stream
@@ -103,6 +103,24 @@ class MemoryStation:
         # the whole episode: what a read meets from its start (``residual`` of it at a random point)
         episodes_per_ns = writes_per_ns / self.channels / self.episode_writes
         return min(1.0, episodes_per_ns * self.episode_ns) * self.episode_ns
+
+
+def home_memories(topology, classes, cache: dict, shares: dict | None = None) -> dict:
+    """Each home memory of ``classes`` as the solver sees it, from every thread that uses it, at the read share of
+    ``shares`` or else counted at one transaction per customer of each; kept per board, mix of threads and
+    share."""
+    out = {}
+    for home in sorted({c.home for c in classes}):
+        there = [c for c in classes if c.home == home]
+        reads = sum(c.customers for c in there)
+        writes = sum(c.customers * c.writes for c in there)
+        share = (shares or {}).get(home, reads / (reads + writes))
+        key = ("memory", home, tuple(sorted((c.op, c.customers, c.writes) for c in there)), share)
+        if key not in cache:
+            cache[key] = MemoryStation(topology.node(home), sum(STREAMS[c.op] for c in there), writes > 0.0,
+                                       share, tuple((c.op, c.customers) for c in there))
+        out[home] = cache[key]
+    return out
 
 
 def _conflicts(dram, threads: tuple, episode_writes: float) -> float:

@@ -17,7 +17,7 @@ them at their slower rate.
 from __future__ import annotations
 
 from .flows import MEMORY, NO_STATION, ThreadClass
-from .memory import STREAMS, MemoryStation
+from .memory import MemoryStation, home_memories
 
 __all__ = ["Network"]
 
@@ -50,7 +50,7 @@ class Network:
         """Stations, demands and compiled paths, with each home memory at ``shares`` of reads (a curve memory's
         peak depends on it), or at the share its threads' customers give."""
         classes, cache = self.classes, self.cache
-        self.memories = memories = _memories(self.topology, classes, cache, shares)
+        self.memories = memories = home_memories(self.topology, classes, cache, shares)
         memory_demand = {c.label: memories[c.home].read_ns + c.writes * memories[c.home].write_ns for c in classes}
         # every station and buffer pool the board has, numbered once for all its cases: a case's classes use some
         # of them (the others add nothing to any sum), and what is compiled against the numbers is kept per flow
@@ -393,24 +393,6 @@ def _common_wait(users: list) -> float:
             break
         wait += (taken - 1.0) / slope
     return wait
-
-
-def _memories(topology, classes, cache: dict, shares: dict | None = None) -> dict:
-    """Each home memory of ``classes`` as the solver sees it, from every thread that uses it, at the read share of
-    ``shares`` or else counted at one transaction per customer of each; kept per board, mix of threads and
-    share."""
-    out = {}
-    for home in sorted({c.home for c in classes}):
-        there = [c for c in classes if c.home == home]
-        reads = sum(c.customers for c in there)
-        writes = sum(c.customers * c.writes for c in there)
-        share = (shares or {}).get(home, reads / (reads + writes))
-        key = ("memory", home, tuple(sorted((c.op, c.customers, c.writes) for c in there)), share)
-        if key not in cache:
-            cache[key] = MemoryStation(topology.node(home), sum(STREAMS[c.op] for c in there), writes > 0.0,
-                                       share, tuple((c.op, c.customers) for c in there))
-        out[home] = cache[key]
-    return out
 
 
 def _row(demands: dict, width: int, memory: int) -> tuple[list[float], list[int]]:
