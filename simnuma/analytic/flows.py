@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from ..model.core import OP_PATTERNS
 from ..model.packet import KINDS, NOP_BYTES, VC_NAMES
+from ..topology.board import ROUTE_CLASSES
 from ..units import LINE_BYTES
 
 __all__ = ["ThreadClass", "thread_class", "board_cache", "board_resources", "MEMORY", "NO_STATION"]
@@ -122,8 +123,23 @@ _ROUTE_CLASS = {"read_req": "request", "victim": "request", "probe": "probe"}   
 
 def _hops(topology, a: int, b: int, kind: str) -> list:
     """``[(src, dst)]`` of the route a packet of ``kind`` takes from a to b."""
-    route = topology.route(a, b, _ROUTE_CLASS.get(kind, "response"))
+    known = board_cache(topology)
+    if "routes" not in known:   # every class's routes, read once per board
+        known["routes"] = {cls: topology.class_routes(cls) for cls in ROUTE_CLASSES}
+    route = (a,) if a == b else known["routes"][_ROUTE_CLASS.get(kind, "response")][(a, b)]
     return list(zip(route, route[1:]))
+
+
+def _direction(topology, src: int, dst: int) -> tuple:
+    """What a hop reads of the link direction src -> dst, once per board: ``(ns per byte, ns per byte back, links
+    in parallel, flight latency ns, receive buffers, data buffers, the far crossbar's latency ns)``."""
+    known = board_cache(topology)
+    key = ("direction", src, dst)
+    if key not in known:
+        link = topology.link(src, dst)
+        known[key] = (1.0 / link.bandwidth_GBps(src, dst), 1.0 / link.bandwidth_GBps(dst, src), link.count,
+                      link.latency_ns, link.buffers, link.data_buffers, topology.node(dst).xbar_latency_ns)
+    return known[key]
 
 
 def _path(topology, a: int, b: int, kind: str, c: ThreadClass, weight: float, lag_ns: float) -> tuple:
@@ -161,28 +177,27 @@ def _hops_of(topology, a: int, b: int, kind: str, lag_ns: float) -> tuple[tuple,
     hops = _hops(topology, a, b, kind)
     index = board_cache(topology)["stations"][2]
     for k, (src, dst) in enumerate(hops):
-        link = topology.link(src, dst)
-        ns_per_byte = 1.0 / link.bandwidth_GBps(src, dst)
-        back_ns_per_byte = 1.0 / link.bandwidth_GBps(dst, src)
+        ns_per_byte, back_ns_per_byte, count, latency_ns, buffers, data_buffers, xbar_ns = _direction(topology, src,
+                                                                                                       dst)
         key, back = index[("link", src, dst)], index[("link", dst, src)]
-        uses = ((key, PACKET_BYTES[kind] * ns_per_byte / link.count),
-                (back, NOP_BYTES * back_ns_per_byte / link.count))   # and a credit NOP on the reverse
+        uses = ((key, PACKET_BYTES[kind] * ns_per_byte / count),
+                (back, NOP_BYTES * back_ns_per_byte / count))   # and a credit NOP on the reverse
         # a data packet forwarded on is routed on its header (cut-through): after the first hop it waits for
         # its header only; links in parallel are a multi-server station (a packet takes one of them: as
         # Seidmann's approximation, a queue of the pair's share of its serialisation and a delay of the rest)
         serial_ns = (PACKET_BYTES[kind] if k == 0 else HEADER_BYTES[kind]) * ns_per_byte
-        flight_ns = link.latency_ns + topology.node(dst).xbar_latency_ns
+        flight_ns = latency_ns + xbar_ns
         # a receive buffer is held from its credit's use until the next stage takes the packet (the next link
         # forwards it on its header; the consumer takes it whole), and comes back in a NOP over the reverse;
         # and longer while the packet waits for its turn on the link (the solver adds that wait)
         sent_ns = (PACKET_BYTES[kind] if k == len(hops) - 1 else HEADER_BYTES[kind]) * ns_per_byte
-        held_ns = (lag_ns if k == 0 else 0.0) + sent_ns + flight_ns + NOP_BYTES * back_ns_per_byte + link.latency_ns
+        held_ns = (lag_ns if k == 0 else 0.0) + sent_ns + flight_ns + NOP_BYTES * back_ns_per_byte + latency_ns
         vc = VC[kind]
-        slots = [(index[("credit", src, dst, vc)], link.buffers[vc] * link.count)]
+        slots = [(index[("credit", src, dst, vc)], buffers[vc] * count)]
         if kind in CARRIES_DATA:
-            slots.append((index[("data credit", src, dst, vc)], link.data_buffers[vc] * link.count))
-        pools = tuple([(pool, held_ns / n, key, serial_ns / link.count / n) for pool, n in slots])
-        path.append((key, serial_ns / link.count, flight_ns + serial_ns * (1.0 - 1.0 / link.count)))
+            slots.append((index[("data credit", src, dst, vc)], data_buffers[vc] * count))
+        pools = tuple([(pool, held_ns / n, key, serial_ns / count / n) for pool, n in slots])
+        path.append((key, serial_ns / count, flight_ns + serial_ns * (1.0 - 1.0 / count)))
         out.append((uses, pools))
     # tuples, not lists: a board's caches live long, and the garbage collector stops scanning a tuple of plain
     # values once it has seen it
