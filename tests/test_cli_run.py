@@ -67,6 +67,19 @@ def test_bad_set_is_one_line_naming_the_option(capsys, change, message):
     assert len(err) == 1 and message in err[0]
 
 
+def test_changes_that_need_each_other_are_made_together(capsys):
+    """A dynamic idle limit needs an idle limit to start from: on a board without one, the two ``--set`` options
+    work together in either order, and the first alone is one line naming it."""
+    size = ["--size", "1MiB"]
+    dynamic, idle = "defaults.memory.dram.idle_dynamic=true", "defaults.memory.dram.idle_close=16clk"
+    assert main(["run", "x6440", "0.0.r.0", *size, "--set", dynamic, "--set", idle]) == 0
+    assert main(["run", "x6440", "0.0.r.0", *size, "--set", idle, "--set", dynamic]) == 0
+    capsys.readouterr()
+    assert main(["run", "x6440", "0.0.r.0", *size, "--set", dynamic]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("--set defaults.memory.dram.idle_dynamic=True: ")
+
+
 @pytest.mark.parametrize("argv,message", [
     (["run", "quartet", "0.0.x.1"], "unknown op"),
     (["run", "quartet", "9.0.r.0"], "no node 9"),

@@ -2,7 +2,7 @@
 
 A thread is a :class:`ThreadClass`: its customers (lines in flight), its pace, and per transaction of its op's
 pattern the path of a miss: the request to the home, then branches that run side by side (the memory and the data
-back; each probe's round trip).  A path is a list of ``(station, service ns, fixed delay ns)``: a link direction
+back; each probe's round trip).  A path is a tuple of ``(station, service ns, fixed delay ns)``: a link direction
 with the time a packet waits for its serialisation, a visit to the home memory (``MEMORY``: its time is the
 memory's, known only once every thread there is), or ``NO_STATION`` for a fixed latency.  Alongside: the service
 each station gets per transaction (``demands``), and the time each packet holds a link's receive buffers
@@ -165,7 +165,7 @@ def _path(topology, a: int, b: int, kind: str, c: ThreadClass, weight: float, la
             if queued is None:
                 queued = holds[pool] = []
             queued.append((link, weight * serial_ns))
-    return path   # the board's own list, read only: callers add it to theirs
+    return path   # the board's own tuple, read only: callers add it to their lists
 
 
 def _hops_of(topology, a: int, b: int, kind: str, lag_ns: float) -> tuple[tuple, tuple[Hop, ...]]:

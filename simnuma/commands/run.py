@@ -91,9 +91,14 @@ def parse_changes(items) -> dict:
 
 
 def apply_changes(topo, changes: dict):
-    """The board with ``changes``; a change it refuses is one line naming the ``--set`` option."""
+    """The board with ``changes``, made together (one may need another, as ``idle_dynamic`` an ``idle_close``); where
+    the board refuses them, one line naming the first ``--set`` option it refuses on its own."""
     from ..errors import TopologyError
 
+    try:
+        return topo.with_parameters(changes)
+    except TopologyError:
+        pass
     for path, value in changes.items():
         try:
             topo.with_parameters({path: value})
@@ -103,7 +108,12 @@ def apply_changes(topo, changes: dict):
             message = message.removeprefix("with_parameters: ").removeprefix(f"{path!r}: ").removeprefix(f"{path}: ")
             item = f"{path}={value}"
             raise SpecError(f"--set {item if item.isprintable() else repr(item)}: {message}") from None
-    return topo.with_parameters(changes)
+    try:   # each alone is accepted, all together not
+        return topo.with_parameters(changes)
+    except TopologyError as exc:
+        message = str(exc).splitlines()[0]
+        message = message.split(": ", 1)[1] if ": " in message else message
+        raise SpecError(f"--set {', '.join(changes)}: together: {message.removeprefix('with_parameters: ')}") from None
 
 
 def cmd_run(args) -> int:

@@ -10,7 +10,7 @@ Models, per node (``memory.model: dram``):
 * **Banks with an open row.**  A bank keeps its last row open (``page_policy: open``; with
   ``idle_close`` it closes a row nobody has used for that long, as K8's idle cycle limit
   does; with ``idle_dynamic`` each bank's limit moves along K8's limits of 0 to 256 clocks, a step
-  up when a request finds closed the row it wants, a step down on a row conflict, as K8's dynamic
+  up when the idle timer closed the row a request wants, a step down on a row conflict, as K8's dynamic
   idle cycle counter adjusts to page misses and conflicts) or closes it after every access
   (``closed``).  A column command to the open row is a
   *hit* (data after CL, or CWL for a write); a closed bank first activates the row (tRCD); an

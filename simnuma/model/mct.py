@@ -175,7 +175,9 @@ class MCT(Component):
 class _BroadcastHold(CreditPool):
     """The MCT probe buffer shared by the copies of one broadcast; freed when the last copy leaves.
 
-    What each copy holds (``Packet.held``): a stand-in for the pool, only ever released.
+    What each copy holds (``Packet.held``): a stand-in for the pool, only ever released.  It is a
+    :class:`CreditPool` only so that ``Packet.held`` has one type: it keeps none of a pool's own
+    state, and nothing but ``release`` may be called on it.
     """
 
     __slots__ = ("pool", "copies", "latest_ns")

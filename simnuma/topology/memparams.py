@@ -240,7 +240,8 @@ def check_dram(dram: DramParams, queue: object) -> None:
     The single values were checked one by one; here what only the combination
     can say: power-of-two organisation, a row that holds whole lines, a burst
     that is a whole number of transfers, writes gathered that fit in the
-    queue (``queue``: the node's ``memory.queue``).
+    queue (``queue``: the node's ``memory.queue``), a dynamic idle limit on
+    open pages that starts at one of K8's idle cycle limits.
     """
     for key in ("channels", "ranks", "banks"):
         if not _power_of_two(getattr(dram, key)):
@@ -261,11 +262,15 @@ def check_dram(dram: DramParams, queue: object) -> None:
         raise MemoryParamError("dram.timings.tREFI", f"the refresh interval ({timings['tREFI']:g} ns) must be longer"
                                                      f" than a refresh ({timings['tRFC']:g} ns)")
     if dram.idle_dynamic:
+        if dram.page_policy != "open":
+            raise MemoryParamError("dram.idle_dynamic", f"a dynamic idle limit needs page_policy: open (rows left open"
+                                                        f" until idle), got page_policy: {dram.page_policy}")
         clocks = dram.idle_close_ns / dram.tck_ns
         if not any(abs(clocks - k) < 1e-6 for k in IDLE_LADDER_CLK[1:]):
-            raise MemoryParamError("dram.idle_dynamic", "a dynamic idle limit starts at idle_close, which must be one"
-                                                        " of K8's limits, 4, 8, 16, 32, 64, 128 or 256 clk, got"
-                                                        + (f" {clocks:g} clk" if clocks else " no idle_close"))
+            limits = ", ".join(str(k) for k in IDLE_LADDER_CLK[1:-1]) + f" or {IDLE_LADDER_CLK[-1]}"
+            got = f"{clocks:g} clk" if clocks else "none (a valid idle_close is needed; 0 means never closed)"
+            raise MemoryParamError("dram.idle_close", f"with idle_dynamic, the dynamic idle limit starts at idle_close,"
+                                                      f" which must be one of K8's limits, {limits} clk, got {got}")
     burst = dram.write_burst
     if burst and isinstance(queue, int) and burst > queue:
         raise MemoryParamError("dram.write_burst", f"writes gathered for a burst must fit in the DRAM queue"

@@ -236,9 +236,10 @@ BOARD_PARAMETERS = (
           " every access", "dram.page_policy", models=("dram",)),
     Param("memory.dram.idle_close", "dram_time", "open pages: a row idle this long is closed", "dram.idle_close_ns",
           default=_NS0, models=("dram",), default_doc="never"),
-    Param("memory.dram.idle_dynamic", "bool", "each bank's idle limit moves from `idle_close` along 0, 4, 8, 16, 32,"
-          " 64, 128, 256 clocks: one step up when a request finds closed the row it wants, one down on a row conflict"
-          " (K8 DCC_EN, the dynamic idle cycle counter)", "dram.idle_dynamic", default=False, models=("dram",),
+    Param("memory.dram.idle_dynamic", "bool", "open pages: each bank's idle limit moves from `idle_close` (4, 8,"
+          " 16, 32, 64, 128 or 256 clocks) along 0, 4, 8, ..., 256 clocks (0: closed once idle), one step up when the"
+          " idle timer closed the row a request wants, one down on a row conflict (K8 DCC_EN, the dynamic idle cycle"
+          " counter; the step is an assumption)", "dram.idle_dynamic", default=False, models=("dram",),
           default_doc="no: `idle_close` fixed"),
     Param("memory.dram.os_page", "size", "the operating system's page (arrays are contiguous within one)",
           "dram.os_page_bytes", models=("dram",)),

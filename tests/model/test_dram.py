@@ -168,11 +168,14 @@ def test_a_dynamic_idle_limit_keeps_the_rows_a_paced_stream_comes_back_to():
 
 def test_a_dynamic_idle_limit_needs_one_of_the_controller_s_limits():
     from simnuma.topology import TopologyError
-    with pytest.raises(TopologyError, match="idle_dynamic: a dynamic idle limit starts at idle_close, which must be one"
-                                            " of K8's limits, 4, 8, 16, 32, 64, 128 or 256 clk, got 15 clk"):
+    with pytest.raises(TopologyError, match="idle_close: with idle_dynamic, the dynamic idle limit starts at idle_close,"
+                                            " which must be one of K8's limits, 4, 8, 16, 32, 64, 128 or 256 clk,"
+                                            " got 15 clk"):
         dram_board(idle="idle_close: 15 clk, idle_dynamic: true, ")
-    with pytest.raises(TopologyError, match="got no idle_close"):
+    with pytest.raises(TopologyError, match="got none"):
         dram_board(idle="idle_dynamic: true, ")
+    with pytest.raises(TopologyError, match="idle_dynamic: a dynamic idle limit needs page_policy: open"):
+        dram_board(policy="closed", idle="idle_close: 16 clk, idle_dynamic: true, ")
 
 
 def test_a_chase_sees_the_row_miss_latency():
