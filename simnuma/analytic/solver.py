@@ -23,8 +23,8 @@ __all__ = ["Network"]
 
 # a path compiled for the inner loop: (fixed delay ns, station indices, service ns at each), and a transaction:
 # its request's path, then its branches
-Path = tuple[float, list[int], list[float]]
-Transaction = tuple[Path, list[Path]]
+Path = tuple[float, tuple[int, ...], tuple[float, ...]]
+Transaction = tuple[Path, tuple[Path, ...]]
 
 # Service times here are constant (a packet's serialisation, a line's burst): an arrival waits about half what
 # it would behind exponential services (M/D/1 against M/M/1), so what waits at a station counts half.
@@ -56,7 +56,7 @@ class Network:
         # of them (the others add nothing to any sum), and what is compiled against the numbers is kept per flow
         stations, resources, index = cache["stations"]   # (flows.board_cache)
         self.stations, self.resources, self.index = stations, resources, index
-        self.compiled: dict[str, list[Transaction]] = {}
+        self.compiled: dict[str, tuple[Transaction, ...]] = {}
         self.demand: dict[str, list[float]] = {}
         self.uses: dict[str, list[int]] = {}
         used: set[int] = set()
@@ -187,7 +187,7 @@ class Network:
         width = len(self.stations)
         labels = [c.label for c in classes]
         demand: list[list[float]] = [self.demand[label] for label in labels]
-        paths: list[list[Transaction]] = [self.compiled[label] for label in labels]
+        paths: list[tuple[Transaction, ...]] = [self.compiled[label] for label in labels]
         customers = [float(c.customers) for c in classes]
         period = [c.period_ns for c in classes]
         hold = [c.hold_ns for c in classes]
@@ -404,7 +404,7 @@ def _row(demands: dict, width: int, memory: int) -> tuple[list[float], list[int]
     return row, list(demands) + [memory]
 
 
-def _compile(c: ThreadClass, memory: MemoryStation) -> list[Transaction]:
+def _compile(c: ThreadClass, memory: MemoryStation) -> tuple[Transaction, ...]:
     """``c``'s transactions as ``[(request, [branch, ...])]``, each path ``(fixed delay ns, stations, services)``
     (the stations' numbers and the service at each): what the solver's inner loop reads.  A visit to the home memory takes a read's time
     there and adds the memory's latency (and, for a chase, a row opened per line) to the path's fixed delay."""
@@ -423,11 +423,12 @@ def _compile(c: ThreadClass, memory: MemoryStation) -> list[Transaction]:
                 service = memory.read_ns
             stations.append(station)
             services.append(float(service))
-        return (delay, stations, services)
-    return [(path(request), [path(b) for b in branches]) for request, branches in c.paths]
+        return (delay, tuple(stations), tuple(services))
+    # tuples: they live in the board's cache, and the garbage collector stops scanning a tuple of plain values
+    return tuple([(path(request), tuple([path(b) for b in branches])) for request, branches in c.paths])
 
 
-def _cycle_ns(compiled: list[Transaction], factor: list[float]) -> float:
+def _cycle_ns(compiled: tuple[Transaction, ...], factor: list[float]) -> float:
     """Mean latency of a transaction: each station's service stretched by ``factor`` (1 + what waits there, and
     at a memory what it adds at its load), plus the fixed delays; the longest of the branches after the request."""
     total = 0.0
