@@ -169,9 +169,9 @@ def _path(topology, a: int, b: int, kind: str, c: ThreadClass, weight: float, la
 
 
 def _hops_of(topology, a: int, b: int, kind: str, lag_ns: float) -> tuple[tuple, tuple[Hop, ...]]:
-    """A packet of ``kind`` from a to b: its path, ``[(link station, service ns, fixed delay ns)]``, and per hop
-    ``([(station, ns of it)], [(buffer pool, ns held over its slots, link station, ns serialised over its
-    slots)])``, stations and pools by their numbers."""
+    """A packet of ``kind`` from a to b: its path, ``((link station, service ns, fixed delay ns), ...)``, and per
+    hop ``(((station, ns of it), ...), ((buffer pool, ns held over its slots, link station, ns serialised over its
+    slots), ...))``, stations and pools by their numbers."""
     path: list[tuple[int, float, float]] = []
     out: list[Hop] = []
     hops = _hops(topology, a, b, kind)

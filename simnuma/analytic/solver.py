@@ -66,12 +66,13 @@ class Network:
             if key not in cache:
                 cache[key] = _compile(c, m)
             self.compiled[c.label] = cache[key]
+            home = index[("memory", c.home)]
             row_key = ("row", c.node, c.home, c.op)
             if row_key not in cache:
-                cache[row_key] = _row(c.demands, len(stations), index[("memory", c.home)])
+                cache[row_key] = _row(c.demands, len(stations), home)
             row, uses = cache[row_key]
             row = row[:]
-            row[index[("memory", c.home)]] = memory_demand[c.label]
+            row[home] = memory_demand[c.label]
             self.demand[c.label] = row
             self.uses[c.label] = uses
             used.update(uses)
@@ -405,7 +406,7 @@ def _row(demands: dict, width: int, memory: int) -> tuple[list[float], list[int]
 
 
 def _compile(c: ThreadClass, memory: MemoryStation) -> tuple[Transaction, ...]:
-    """``c``'s transactions as ``[(request, [branch, ...])]``, each path ``(fixed delay ns, stations, services)``
+    """``c``'s transactions as ``((request, (branch, ...)), ...)``, each path ``(fixed delay ns, stations, services)``
     (the stations' numbers and the service at each): what the solver's inner loop reads.  A visit to the home memory takes a read's time
     there and adds the memory's latency (and, for a chase, a row opened per line) to the path's fixed delay."""
     fixed_ns = memory.delay_ns + (memory.scattered_ns if c.op == "l" else 0.0)

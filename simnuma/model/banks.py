@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .ledger import SpanLedger
 
-__all__ = ["Bank", "Rank", "Request", "Channel", "Choice", "Pending", "nearest_step", "exact_grid"]
+__all__ = ["Bank", "Rank", "Request", "Channel", "Choice", "Pending", "exact_grid"]
 
 
 # (index in the queue, column ns, data ns, activation ns or -1 for a row hit): a request chosen to serve;
@@ -72,15 +72,6 @@ class Channel:
         self.token = 0             # invalidates superseded decision events
         self.pending: Pending | None = None   # the choice the due decision event made, and the queue's length
         self.ledger = SpanLedger()           # the bursts' busy and bus time booked ahead of now
-
-
-def nearest_step(ladder_ns: list[float], idle_ns: float) -> int:
-    """The step of ``ladder_ns`` nearest ``idle_ns`` (0 for an empty ladder)."""
-    best = 0
-    for k in range(len(ladder_ns)):
-        if abs(ladder_ns[k] - idle_ns) < abs(ladder_ns[best] - idle_ns):
-            best = k
-    return best
 
 
 def exact_grid(tck_ns: float, timings_ns) -> bool:

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 from math import ceil
 
-from .banks import Bank, Channel, Choice, Pending, Rank, Request, exact_grid, nearest_step
+from .banks import Bank, Channel, Choice, Pending, Rank, Request, exact_grid
 from .events import Clock, Port, call_at
 from .mct import MCT, Memory
 from .pages import AddressMap, PagePlacer
@@ -92,13 +92,12 @@ class DRAM(Memory):
         # a dynamic idle limit (K8's DCC_EN): each bank's, from idle_close, one step of the ladder up when the timer
         # closed the row a request wants, one down on a page conflict
         self.idle_ladder_ns: list[float] = [float(x) for x in dram.idle_ladder_ns]
-        step = nearest_step(self.idle_ladder_ns, self.idle_close_ns)
         # a decision taken earlier can stand without being timed again only where timing it again
         # at its own column time gives it back exactly (see _confirm)
         self.exact_grid = exact_grid(self.tck, list(t.values()) + [self.burst_ns, self.idle_close_ns])
         self.latency_ns = controller_latency_ns
         self.peak_GBps = dram.peak_GBps
-        self.channels = [Channel(c, dram.ranks, dram.banks, self.trefi, self.idle_close_ns, step)
+        self.channels = [Channel(c, dram.ranks, dram.banks, self.trefi, self.idle_close_ns, dram.idle_start_step)
                          for c in range(dram.channels)]
         s, m = self.amap.shift, self.amap.mask
         self._decode = (s["channel"], m["channel"], s["rank"], m["rank"], s["bank"], m["bank"], s["row"], m["row"])

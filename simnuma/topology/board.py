@@ -250,12 +250,7 @@ class Topology:
 
     def split_routes(self) -> dict:
         """``{(a, b): {class: route}}`` for the pairs whose classes take different routes."""
-        out = {}
-        for pair, request in sorted(self._routes.items()):
-            entry = {cls: self._class_routes[cls][pair] for cls in ROUTE_CLASSES}
-            if any(r != request for r in entry.values()):
-                out[pair] = entry
-        return out
+        return _split_routes(self._class_routes)
 
     def hop_matrix(self) -> list:
         """Route hop counts; rows and columns in ``node_ids`` order."""
@@ -340,10 +335,10 @@ class Topology:
         graph = nx.relabel_nodes(self._graph, m)
         doc.pop("routes", None)
         keep: dict = {}
+        split = _split_routes(renamed)
         for pair, request in sorted(renamed["request"].items()):
-            entry = {cls: renamed[cls][pair] for cls in ROUTE_CLASSES}
-            if any(r != request for r in entry.values()):
-                keep[f"{pair[0]}->{pair[1]}"] = {cls: list(r) for cls, r in entry.items()}
+            if pair in split:
+                keep[f"{pair[0]}->{pair[1]}"] = {cls: list(r) for cls, r in split[pair].items()}
             elif self.routing == "table" or request != default_route(self.routing, graph, *pair):
                 keep[f"{pair[0]}->{pair[1]}"] = list(request)
         if keep:
@@ -361,6 +356,17 @@ class Topology:
         if len(set(m.values())) != len(m):
             raise TopologyError(f"relabel: two nodes would get the same id: {m}")
         return m
+
+
+def _split_routes(class_routes: dict) -> dict:
+    """``{(a, b): {class: route}}`` of the pairs whose classes take different routes (``class_routes``:
+    ``{class: {(a, b): route}}``), in pair order."""
+    out = {}
+    for pair, request in sorted(class_routes["request"].items()):
+        entry = {cls: class_routes[cls][pair] for cls in ROUTE_CLASSES}
+        if any(r != request for r in entry.values()):
+            out[pair] = entry
+    return out
 
 
 def _is_id(value) -> bool:

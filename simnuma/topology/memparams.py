@@ -208,6 +208,14 @@ class DramParams:
         return tuple(k * self.tck_ns for k in IDLE_LADDER_CLK) if self.idle_dynamic else ()
 
     @property
+    def idle_start_step(self) -> int:
+        """The step of IDLE_LADDER_CLK a dynamic idle limit starts at, ``idle_close`` (0 for a fixed limit)."""
+        if not self.idle_dynamic:
+            return 0
+        clocks = self.idle_close_ns / self.tck_ns
+        return min(range(len(IDLE_LADDER_CLK)), key=lambda k: abs(IDLE_LADDER_CLK[k] - clocks))
+
+    @property
     def burst_ns(self) -> float:
         """Time one 64-byte line occupies the channel's data bus (two transfers per clock)."""
         return LINE_BYTES * 8 / self.width_bits / 2 * self.tck_ns
