@@ -9,7 +9,9 @@ from hypothesis import strategies as st
 
 import simnuma
 from simnuma import load_topology, simulate
+from simnuma.analytic.flows import thread_class
 from simnuma.cli import main
+from simnuma.workload import Workload
 
 from model.helpers import chain_board
 
@@ -241,6 +243,36 @@ def test_the_quartet_idle_reads_within_five_percent(case):
     analytic = simnuma.analyze(quartet, [case]).makespan_ns
     simulated = simulate(quartet, [case], baseline=False).makespan_ns
     assert analytic == pytest.approx(simulated, rel=0.05)
+
+
+@pytest.mark.parametrize("case, closed", [("0.0.r.5", True), ("0.0.r.7", True), ("0.0.r.2", False),
+                                          ("5.0.r.6", False), ("0.0.r.0", False)])
+def test_the_idle_timer_closes_a_far_reader_s_row_between_trains(case, closed):
+    """On the 8-socket ladder a reader's three lines in flight reach its home as a train, one request credit's round
+    trip apart (25.2 ns: SRI and crossbar, 8 bytes, the flight and the far crossbar, the NOP and its flight back).
+    Three and four hops away the wait from a train's last burst to the next train outlasts the idle limit (80 ns),
+    so each train opens its row (tRCD, 15 ns more a cycle); one and two hops away, and locally, it does not.
+    Either way within 5% of the simulation (which closes the same rows)."""
+    from simnuma.analytic.memory import idle_closures
+
+    ladder = load_topology("ladder8")
+    analytic = simnuma.analyze(ladder, [case])
+    spec = analytic.to_dict()["threads"][0]
+    home = int(case.split(".")[-1])
+    classes = [thread_class(ladder, Workload.build([case]).threads[0], True)]
+    if case != "0.0.r.0":
+        assert classes[0].train_ns == pytest.approx(2.0 + 0.4201 + 8 / 4 + 9.671 + 0.4201 + 4 / 4 + 9.671)
+    at_solution = {case: spec["bandwidth_GBps"] / 64}
+    assert (home in idle_closures(ladder, classes, at_solution)) == closed
+    simulated = simulate(ladder, [case], baseline=False).makespan_ns
+    assert analytic.makespan_ns == pytest.approx(simulated, rel=0.05)
+    if closed:   # the activation on every cycle; none with the timer off or a dynamic limit
+        for change in ({"defaults.memory.dram.idle_close": "0clk"}, {"defaults.memory.dram.idle_dynamic": True}):
+            other = ladder.with_parameters(change)
+            assert idle_closures(other, [thread_class(other, Workload.build([case]).threads[0], True)],
+                                 at_solution) == frozenset()
+            opened = simnuma.analyze(other, [case]).makespan_ns
+            assert opened < analytic.makespan_ns
 
 
 def test_results_do_not_depend_on_what_the_board_s_caches_hold():

@@ -38,6 +38,7 @@ from ..topology import load_topology
 from ..units import LINE_BYTES
 from ..workload import Workload
 from .flows import board_cache, thread_class
+from .memory import idle_closures
 from .solver import ROUNDS, Network
 
 __all__ = ["analyze", "AnalyticResult", "case_analysis", "render_analysis", "beside", "AGREES"]
@@ -73,6 +74,11 @@ def analyze(topology, threads, background=(), size_bytes: int = DEFAULT_SIZE_BYT
     classes += [thread_class(topology, s, False) for s in workload.background]
     net = Network(topology, classes, board_cache(topology))
     throughput, latencies, iterations = net.solve()
+    closed = idle_closures(topology, classes, throughput)
+    if closed:   # solved again with those rows closed between trains
+        net = Network(topology, classes, board_cache(topology), closed)
+        throughput, latencies, more = net.solve()
+        iterations += more
     lines = max(1, size_bytes // LINE_BYTES)
     out_threads: list[dict] = []
     for c in classes:

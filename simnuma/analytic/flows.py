@@ -49,6 +49,8 @@ class ThreadClass:
     foreground: bool
     hold_ns: float = 0.0                           # a write's miss buffer busy after its fill, per transaction
     writes: float = 0.0                            # write-backs to the home memory per transaction (one read each)
+    train_ns: float = 0.0                          # how closely its requests follow each other (_spacing_ns): the
+    #                                                lines in flight reach the home as a train this far apart
     demands: dict = field(default_factory=dict)    # station number -> ns per transaction (averaged over the pattern)
     credits: dict = field(default_factory=dict)    # receive buffer pool number -> ns held per transaction over its
     #                                                slots
@@ -72,8 +74,8 @@ def thread_class(topology, spec, foreground: bool) -> ThreadClass:
     key = (spec.node, spec.mem_node, spec.op)
     if key not in known:
         _flows(topology, c)
-        known[key] = (c.demands, c.credits, c.holds, c.paths, c.hold_ns, c.writes)
-    c.demands, c.credits, c.holds, c.paths, c.hold_ns, c.writes = known[key]   # read only from here on
+        known[key] = (c.demands, c.credits, c.holds, c.paths, c.hold_ns, c.writes, c.train_ns)
+    c.demands, c.credits, c.holds, c.paths, c.hold_ns, c.writes, c.train_ns = known[key]   # read only from here on
     return c
 
 
@@ -214,6 +216,7 @@ def _flows(topology, c: ThreadClass) -> None:
     for is_write in pattern:
         request: list = [(NO_STATION, 0.0, sri_lag)]
         request += _path(topology, c.node, c.home, "read_req", c, share, sri_lag)
+        c.train_ns = _spacing_ns(topology, c.node, c.home, "read_req", sri_lag)
         # its service and latency are the solver's MemoryStation of the home; what the MCT sends (data, probes)
         # crosses its own crossbar first
         branch: list = [(index[("memory", c.home)], MEMORY, 0.0), (NO_STATION, 0.0, home.xbar_latency_ns)]
@@ -232,6 +235,14 @@ def _flows(topology, c: ThreadClass) -> None:
         c.paths.append((tuple(request), tuple([tuple(b) for b in branches])))
     for pool, queued in c.holds.items():
         c.holds[pool] = tuple(queued)
+
+
+def _spacing_ns(topology, a: int, b: int, kind: str, lag_ns: float) -> float:
+    """The closest a packet of ``kind`` from a to b follows the one before it when nothing else is on its way: the
+    time its tightest receive buffer pool holds a slot (a credit's round trip over the pool's slots); 0 where it
+    crosses no link.  ``_path`` has worked out its hops."""
+    _path_, hops = board_cache(topology)[("hops", a, b, kind, lag_ns)]
+    return max([held for _uses, pools in hops for _pool, held, _link, _serial in pools], default=0.0)
 
 
 def _probe(topology, c: ThreadClass, target: int, share: float, key: int) -> list:

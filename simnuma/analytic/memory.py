@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..model.curve import curve_latency_ns
 from ..units import LINE_BYTES as LINE
 
-__all__ = ["MemoryStation", "STREAMS", "home_memories"]
+__all__ = ["MemoryStation", "STREAMS", "home_memories", "idle_closures"]
 
 # per op: (sequential read streams, write-back streams) a thread keeps at its memory: a write's fills and
 # write-backs, a triad's b, c, a and a's write-backs; a chase's lines are scattered, in no stream
@@ -30,13 +30,15 @@ class MemoryStation:
       each time a stream sharing its bank has closed its row (``_conflicts``), and a refresh now and then (tRFC,
       every tREFI); under a mix it waits for the write episode it meets: a local writer's
       fill, right behind its own write-back, all of it; any other read, meeting it at a random point, half of it
-      (``residual``; the solver picks).
+      (``residual``; the solver picks).  Where the idle timer closes a lone reader's row between its trains
+      (``idle_closed``, :func:`idle_closures`), every line waits for that activation too (tRCD).
 
     Abstracts away: which bank and row a line is in, the scheduler's choices one by one, and any bunching of
-    the reads.
+    the reads beyond a lone reader's trains.
     """
 
-    def __init__(self, node, streams: int, mixed: bool, read_share: float = 1.0, threads: tuple = ()):
+    def __init__(self, node, streams: int, mixed: bool, read_share: float = 1.0, threads: tuple = (),
+                 idle_closed: bool = False):
         self.node = node
         self.read_share = read_share
         self.model = node.memory_model if node.memory_model in ("dram", "curve") else "fifo"
@@ -69,6 +71,8 @@ class MemoryStation:
             conflict_ns = _conflicts(d, threads, self.episode_writes) * (t["tRP"] + t["tRCD"])
             self.delay_ns = (node.memory_latency_ns + t["CL"] + (t["tRP"] + t["tRCD"]) / row_lines + refresh_ns
                              + conflict_ns)
+            if idle_closed:   # a train's first line opens the row the idle timer closed, and its train waits
+                self.delay_ns += t["tRCD"]
             # a chase's scattered line opens its row, in a bank whose row the idle timer has closed by then if
             # there is one (it comes back to a bank after as many lines as there are banks), else one to close
             self.scattered_ns = (t["tRCD"] + (0.0 if d.idle_close_ns else t["tRP"])
@@ -105,7 +109,7 @@ class MemoryStation:
         return min(1.0, episodes_per_ns * self.episode_ns) * self.episode_ns
 
 
-def home_memories(topology, classes, cache: dict, shares: dict | None = None) -> dict:
+def home_memories(topology, classes, cache: dict, shares: dict | None = None, closed: frozenset = frozenset()) -> dict:
     """Each home memory of ``classes`` as the solver sees it, from every thread that uses it, at the read share of
     ``shares`` or else counted at one transaction per customer of each; kept per board, mix of threads and
     share."""
@@ -115,10 +119,10 @@ def home_memories(topology, classes, cache: dict, shares: dict | None = None) ->
         reads = sum(c.customers for c in there)
         writes = sum(c.customers * c.writes for c in there)
         share = (shares or {}).get(home, reads / (reads + writes))
-        key = ("memory", home, tuple(sorted((c.op, c.customers, c.writes) for c in there)), share)
+        key = ("memory", home, tuple(sorted((c.op, c.customers, c.writes) for c in there)), share, home in closed)
         if key not in cache:
             cache[key] = MemoryStation(topology.node(home), sum(STREAMS[c.op] for c in there), writes > 0.0,
-                                       share, tuple((c.op, c.customers) for c in there))
+                                       share, tuple((c.op, c.customers) for c in there), home in closed)
         out[home] = cache[key]
     return out
 
@@ -149,3 +153,33 @@ def _conflicts(dram, threads: tuple, episode_writes: float) -> float:
         clear *= (1.0 - 1.0 / banks / max(1.0, episode_writes)) ** writes
         total += 1.0 - clear
     return total / len(read_streams)
+
+
+
+def idle_closures(topology, classes, throughput: dict) -> frozenset:
+    """The home memories whose open row the DRAM controller's idle timer closes between a reader's trains of lines,
+    at ``throughput`` (transactions per ns by label).
+
+    A reader alone at its home, unpaced, whose requests cross a link, has its lines in flight reach the memory as a
+    train, each a request credit's round trip after the one before (``ThreadClass.train_ns``), and the train comes
+    round once a cycle (its lines in flight over its throughput).  The row stays open from the end of the train's
+    last burst (its arrival, on average half a DRAM clock to the next edge, CL and the burst) until the next train's
+    first line; when that wait outlasts the idle limit (a fixed one: a dynamic limit steps up instead) the first line
+    finds the row closed and opens it (tRCD), and its train waits behind it.  A local reader's requests cross no
+    link: nothing here spaces them, and its lines count as evenly spread, the row open."""
+    out = set()
+    for home in {c.home for c in classes}:
+        there = [c for c in classes if c.home == home]
+        node = topology.node(home)
+        d = node.dram
+        if len(there) != 1 or node.memory_model != "dram" or d is None or not d.idle_close_ns or d.idle_dynamic:
+            continue
+        c = there[0]
+        x = throughput.get(c.label, 0.0)
+        if c.op != "r" or c.period_ns or not c.train_ns or x <= 0.0:
+            continue
+        cycle_ns = c.customers / x
+        idle_ns = cycle_ns - (c.customers - 1) * c.train_ns - (d.tck_ns / 2 + d.timings_ns["CL"] + d.burst_ns)
+        if idle_ns > d.idle_close_ns:
+            out.add(home)
+    return frozenset(out)

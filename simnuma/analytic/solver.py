@@ -41,8 +41,9 @@ MOST_POOLS = 8     # the fullest buffer pools a result lists
 class Network:
     """The classes of one case on their stations and buffer pools, ready to solve."""
 
-    def __init__(self, topology, classes: list, cache: dict):
+    def __init__(self, topology, classes: list, cache: dict, closed: frozenset = frozenset()):
         self.topology, self.classes, self.cache = topology, classes, cache
+        self.closed = closed   # home memories whose rows the idle timer closes between trains (memory.idle_closures)
         self.last: dict = {}   # the throughputs the last round ended with
         self._setup(None)
 
@@ -50,7 +51,7 @@ class Network:
         """Stations, demands and compiled paths, with each home memory at ``shares`` of reads (a curve memory's
         peak depends on it), or at the share its threads' customers give."""
         classes, cache = self.classes, self.cache
-        self.memories = memories = home_memories(self.topology, classes, cache, shares)
+        self.memories = memories = home_memories(self.topology, classes, cache, shares, self.closed)
         memory_demand = {c.label: memories[c.home].read_ns + c.writes * memories[c.home].write_ns for c in classes}
         # every station and buffer pool the board has, numbered once for all its cases: a case's classes use some
         # of them (the others add nothing to any sum), and what is compiled against the numbers is kept per flow
