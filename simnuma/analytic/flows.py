@@ -1,67 +1,97 @@
 """What one thread's transactions put on a board, for the analytic model (``simnuma.analytic``).
 
-A thread is a :class:`ThreadClass`: its customers (lines in flight), its pace, and per transaction of its op's
-pattern the path of a miss: the request to the home, then branches that run side by side (the memory and the data
-back; each probe's round trip).  A path is a tuple of ``(station, service ns, fixed delay ns)``: a link direction
-with the time a packet waits for its serialisation, a visit to the home memory (``MEMORY``: its time is the
-memory's, known only once every thread there is), or ``NO_STATION`` for a fixed latency.  Alongside: the service
-each station gets per transaction (``demands``), and the time each packet holds a link's receive buffers
-(``credits``, ``holds``).  The packets are the simulation's (:data:`simnuma.model.packet.KINDS`).
+A thread is a :class:`ThreadClass`: its customers (lines in flight), its pace, and its flow, what each transaction
+of its op's pattern does: the path of a miss (the request to the home, then branches that run side by side: the
+memory and the data back, each probe's round trip), the service each station gets per transaction (``row``), and
+the time each packet holds a link's receive buffers (``pools``).  The packets are the simulation's
+(:data:`simnuma.model.packet.KINDS`).
 
 Stations and buffer pools go by their number on the board (:func:`board_resources`: a link direction is
 ``("link", src, dst)``, a memory ``("memory", node)``, a probe lookup ``("probe", node)``, a buffer pool
 ``("credit" or "data credit", src, dst, vc)``, a DRAM queue ``("queue", node)``).
 
 The flows depend only on the board and on (node, memory, op): they are worked out once per board and kept, since
-the same ones recur in every case of a study and every point of a sweep.
+the same ones recur in every case of a study and every point of a sweep; so is what they are made of, each
+packet's way from node to node (:class:`Segment`) and what the flows read of each node and link direction
+(:class:`Board`).  What is kept is tuples of plain values where it can be: the garbage collector stops scanning
+those once it has seen them.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import Final
 
 from ..model.core import OP_PATTERNS
 from ..model.packet import KINDS, NOP_BYTES, VC_NAMES
 from ..topology.board import ROUTE_CLASSES
 from ..units import LINE_BYTES
+from .memory import MemoryStation
 
-__all__ = ["ThreadClass", "thread_class", "board_cache", "board_resources", "MEMORY", "NO_STATION"]
+__all__ = ["ThreadClass", "Board", "Holds", "thread_class", "board_cache", "board_resources", "compile_paths"]
 
-PACKET_BYTES = {kind: cmd + data for kind, (_vc, cmd, data) in KINDS.items()}
-HEADER_BYTES = {kind: cmd for kind, (_vc, cmd, _data) in KINDS.items()}   # what a later hop waits for (cut-through)
-VC = {kind: VC_NAMES[vc] for kind, (vc, _cmd, _data) in KINDS.items()}
-CARRIES_DATA = {kind for kind, (_vc, _cmd, data) in KINDS.items() if data}
-MEMORY = object()   # a path's visit to the home memory, whose time the solver knows from every thread there
-NO_STATION = -1     # a path's fixed latency
-# a hop of a packet: ((station, ns of it), ...) and ((buffer pool, ns held, link station, ns serialised), ...)
-Hop = tuple[tuple[tuple[int, float], ...], tuple[tuple[int, float, int, float], ...]]
+PACKET_BYTES: Final = {kind: cmd + data for kind, (_vc, cmd, data) in KINDS.items()}
+HEADER_BYTES: Final = {kind: cmd for kind, (_vc, cmd, _data) in KINDS.items()}   # what a later hop waits for (cut-through)
+VC: Final = {kind: VC_NAMES[vc] for kind, (vc, _cmd, _data) in KINDS.items()}
+CARRIES_DATA: Final = {kind for kind, (_vc, _cmd, data) in KINDS.items() if data}
+
+# a path as the solver's inner loop reads it: (fixed delay ns, station numbers, service ns at each)
+Path = tuple[float, tuple[int, ...], tuple[float, ...]]
+# the memory branch before the memory is known: (its station, the fixed delays ns after the memory's own, in their
+# order, and the stations and services after it)
+MemoryBranch = tuple[int, tuple[float, ...], tuple[int, ...], tuple[float, ...]]
+# a flow's transaction: its request's path, the memory branch, each probe's round trip; and as the solver reads it,
+# its request's path, then its branches (the memory's first)
+FlowTransaction = tuple[Path, MemoryBranch, tuple[Path, ...]]
+Transaction = tuple[Path, tuple[Path, ...]]
 
 
-@dataclass
+class Holds:
+    """What a flow holds of the buffer pools it uses, per transaction, each pool in the order the flow first uses
+    it: its number, the ns its packets hold its slots (over the slots), and the ns each packet serialises on the
+    pool's link (over the slots; pool ``j``'s are ``serial_ns[ends[j - 1]:ends[j]]``), where they also queue.  Flat
+    tuples of plain values: a board keeps one per flow, and the garbage collector soon stops scanning them."""
+
+    def __init__(self, credits: dict[int, float], serials: dict[int, list[float]]):
+        self.pools: tuple[int, ...] = tuple(credits)
+        self.held_ns: tuple[float, ...] = tuple(credits.values())
+        every: list[float] = []
+        ends: list[int] = []
+        for pool in credits:
+            every += serials[pool]
+            ends.append(len(every))
+        self.serial_ns: tuple[float, ...] = tuple(every)
+        self.ends: tuple[int, ...] = tuple(ends)
+
+
+# a flow: (demand ns per transaction at each station, the stations it uses (its home memory's last), its buffer
+# pools, its transactions, miss buffer hold ns per transaction, write-backs per transaction, its requests' spacing ns)
+Flow = tuple[tuple[float, ...], tuple[int, ...], Holds, tuple[FlowTransaction, ...], float, float, float]
+
+
 class ThreadClass:
-    """One thread as a closed class: its customers and what each transaction of its pattern does."""
+    """One thread as a closed class: its customers and its flow (the board's, read only)."""
 
-    label: str
-    node: int
-    home: int
-    op: str
-    customers: int
-    period_ns: float                               # a customer's shortest cycle at the thread's rate (0: unpaced)
-    foreground: bool
-    hold_ns: float = 0.0                           # a write's miss buffer busy after its fill, per transaction
-    writes: float = 0.0                            # write-backs to the home memory per transaction (one read each)
-    train_ns: float = 0.0                          # how closely its requests follow each other (_spacing_ns): the
-    #                                                lines in flight reach the home as a train this far apart
-    demands: dict = field(default_factory=dict)    # station number -> ns per transaction (averaged over the pattern)
-    credits: dict = field(default_factory=dict)    # receive buffer pool number -> ns held per transaction over its
-    #                                                slots
-    holds: dict = field(default_factory=dict)      # buffer pool number -> ((link station number, ns serialised per
-    #                                                transaction over its slots), ...): where its packets also queue
-    paths: list = field(default_factory=list)      # per transaction of the pattern: (request, [branches])
+    def __init__(self, label: str, node: int, home: int, op: str, customers: int, period_ns: float,
+                 foreground: bool, flow: Flow):
+        self.label = label
+        self.node = node
+        self.home = home
+        self.op = op
+        self.customers = customers
+        self.period_ns = period_ns   # a customer's shortest cycle at the thread's rate (0: unpaced)
+        self.foreground = foreground
+        # station number -> ns per transaction (averaged over the pattern; the home memory's is the solver's), and
+        # the stations with any (and the home memory); its buffer pools; per transaction of the pattern its paths;
+        # a write's miss buffer busy after its fill, and write-backs to the home memory (one read each), per
+        # transaction; how closely its requests follow each other (``_flow``): the lines in flight reach the home
+        # as a train this far apart
+        self.row, self.uses, self.pools, self.paths, self.hold_ns, self.writes, self.train_ns = flow
 
 
 def thread_class(topology, spec, foreground: bool) -> ThreadClass:
-    """The class of thread ``spec`` on ``topology`` (its flows from the board's cache)."""
-    node = topology.node(spec.node)
+    """The class of thread ``spec`` on ``topology`` (its flow from the board's cache)."""
+    known = board_cache(topology)
+    board: Board = known["board"]
+    node = board.nodes[spec.node]
     customers = 1 if spec.op == "l" else node.window[spec.op]
     period = 0.0
     if spec.rate_GBps:
@@ -69,21 +99,18 @@ def thread_class(topology, spec, foreground: bool) -> ThreadClass:
         # every transaction moves a line: the thread issues one every 64 B / rate, a customer every
         # customers x 64 B / rate
         period = customers * LINE_BYTES / spec.rate_GBps
-    c = ThreadClass(spec.label, spec.node, spec.mem_node, spec.op, customers, period, foreground)
-    known = board_cache(topology)
     key = (spec.node, spec.mem_node, spec.op)
-    if key not in known:
-        _flows(topology, c)
-        known[key] = (c.demands, c.credits, c.holds, c.paths, c.hold_ns, c.writes, c.train_ns)
-    c.demands, c.credits, c.holds, c.paths, c.hold_ns, c.writes, c.train_ns = known[key]   # read only from here on
-    return c
+    flow = known.get(key)
+    if flow is None:
+        flow = known[key] = _flow(board, spec.node, spec.mem_node, spec.op)
+    return ThreadClass(spec.label, spec.node, spec.mem_node, spec.op, customers, period, foreground, flow)
 
 
 # Per board (kept alive here, so that its id is not reused): its flows and the solver's compiled paths.  A few
 # dozen boards at most; a sweep's points are new boards, and the oldest are let go.
-_BOARDS: dict = {}
-_MOST_BOARDS = 64
-_MOST_ENTRIES = 20_000   # flows, paths, compiled classes and memories of one board
+_BOARDS: Final[dict] = {}
+_MOST_BOARDS: Final = 64
+_MOST_ENTRIES: Final = 20_000   # flows, compiled classes and memories of one board (its segments go with them)
 
 
 def forget() -> None:
@@ -92,8 +119,7 @@ def forget() -> None:
 
 
 def board_cache(topology) -> dict:
-    """The analytic model's cache for ``topology``; its ``"stations"`` are :func:`board_resources` and a dict of
-    each resource's number."""
+    """The analytic model's cache for ``topology``; its ``"board"`` is the :class:`Board`."""
     held = _BOARDS.get(id(topology))
     if held is None or held[0] is not topology:
         if len(_BOARDS) >= _MOST_BOARDS:
@@ -102,9 +128,8 @@ def board_cache(topology) -> dict:
     cache: dict = held[1]
     if len(cache) > _MOST_ENTRIES:   # a long sweep on one board: start again rather than grow
         cache.clear()
-    if "stations" not in cache:
-        stations, resources = board_resources(topology)
-        cache["stations"] = (stations, resources, {k: i for i, k in enumerate(resources)})
+    if "board" not in cache:
+        cache["board"] = Board(topology)
     return cache
 
 
@@ -120,143 +145,277 @@ def board_resources(topology) -> tuple[list[tuple], list[tuple]]:
     return stations, stations + pools + [("queue", n) for n in topology.node_ids]
 
 
-_ROUTE_CLASS = {"read_req": "request", "victim": "request", "probe": "probe"}   # the rest: responses
+class Node:
+    """What the flows read of a node, once per board."""
+
+    def __init__(self, node, index: dict):
+        self.window: dict = node.window
+        self.requests: int | None = node.requests
+        self.hold_ns: dict = node.hold_ns or {}
+        self.memory_queue: int = node.memory_queue
+        self.xbar_ns: float = node.xbar_latency_ns
+        self.sri_lag_ns: float = node.sri_latency_ns + node.xbar_latency_ns   # the SRI and crossbar on the way out
+        self.probe_lookup_ns: float = node.probe_lookup_ns
+        self.probe_slots: int = node.sri_probe_queue
+        self.memory: int = index[("memory", node.id)]   # its stations' numbers
+        self.probe: int = index[("probe", node.id)]
 
 
-def _hops(topology, a: int, b: int, kind: str) -> list:
-    """``[(src, dst)]`` of the route a packet of ``kind`` takes from a to b."""
-    known = board_cache(topology)
-    if "routes" not in known:   # every class's routes, read once per board
-        known["routes"] = {cls: topology.class_routes(cls) for cls in ROUTE_CLASSES}
-    route = (a,) if a == b else known["routes"][_ROUTE_CLASS.get(kind, "response")][(a, b)]
-    return list(zip(route, route[1:]))
+class Board:
+    """What the flows and the solver read of a board, numbered once: its stations and resources (and each one's
+    number, and each buffer pool's link station), its nodes and routes; each link direction and each packet's way
+    from node to node as the flows first need them."""
+
+    def __init__(self, topology):
+        self.topology = topology
+        stations, resources = board_resources(topology)
+        self.stations: list[tuple] = stations
+        self.resources: list[tuple] = resources
+        self.index: dict[tuple, int] = {k: i for i, k in enumerate(resources)}
+        # each buffer pool's link station (-1 for the other resources)
+        self.pool_link: list[int] = [self.index[("link", k[1], k[2])] if k[0] in ("credit", "data credit") else -1
+                                     for k in resources]
+        self.nodes: dict[int, Node] = {n.id: Node(n, self.index) for n in topology.nodes}
+        self.node_ids: tuple = topology.node_ids
+        self.broadcast: bool = topology.coherence == "broadcast"
+        self.routes: dict[str, dict] = {cls: topology.class_routes(cls) for cls in ROUTE_CLASSES}
+        self.directions: dict[tuple[int, int], Direction] = {}
+        self.segments: dict[tuple, Segment] = {}
+
+    def direction(self, src: int, dst: int) -> Direction:
+        """The link direction src -> dst."""
+        known = self.directions.get((src, dst))
+        if known is None:
+            known = self.directions[(src, dst)] = Direction(self, src, dst)
+        return known
+
+    def segment(self, a: int, b: int, kind: str) -> Segment:
+        """A packet of ``kind`` from a to b."""
+        key = (a, b, kind)
+        known = self.segments.get(key)
+        if known is None:
+            route = (a,) if a == b else self.routes[_ROUTE_CLASS.get(kind, "response")][(a, b)]
+            # what the MCT sends (data, probes) crosses its own crossbar first; what a core or an SRI sends, the
+            # SRI and the crossbar
+            lag_ns = self.nodes[a].xbar_ns if kind in _FROM_MCT else self.nodes[a].sri_lag_ns
+            known = self.segments[key] = Segment(self, route, kind, lag_ns)
+        return known
 
 
-def _direction(topology, src: int, dst: int) -> tuple:
-    """What a hop reads of the link direction src -> dst, once per board: ``(ns per byte, ns per byte back, links
-    in parallel, flight latency ns, receive buffers, data buffers, the far crossbar's latency ns)``."""
-    known = board_cache(topology)
-    key = ("direction", src, dst)
-    if key not in known:
-        link = topology.link(src, dst)
-        known[key] = (1.0 / link.bandwidth_GBps(src, dst), 1.0 / link.bandwidth_GBps(dst, src), link.count,
-                      link.latency_ns, link.buffers, link.data_buffers, topology.node(dst).xbar_latency_ns)
-    return known[key]
+_ROUTE_CLASS: Final = {"read_req": "request", "victim": "request", "probe": "probe"}   # the rest: responses
+_FROM_MCT: Final = ("read_resp", "probe")
 
 
-def _path(topology, a: int, b: int, kind: str, c: ThreadClass, weight: float, lag_ns: float) -> tuple:
-    """The path of a packet of ``kind`` from a to b: each link direction, then its flight and the crossbar it
-    enters.  Adds its bytes to ``c.demands`` (and a credit NOP on each reverse direction) and the time it holds each
-    receive buffer to ``c.credits``.  ``lag_ns`` is the crossbar (and SRI) latency it pays in flight on its first
-    hop."""
-    known = board_cache(topology)
-    key = ("hops", a, b, kind, lag_ns)
-    if key not in known:
-        known[key] = _hops_of(topology, a, b, kind, lag_ns)
-    entry: tuple[tuple, tuple[Hop, ...]] = known[key]
-    path, hops = entry
-    demands: dict[int, float] = c.demands
-    credits: dict[int, float] = c.credits
-    holds: dict[int, list[tuple[int, float]]] = c.holds
-    for uses, pools in hops:
-        for k, ns in uses:
-            demands[k] = demands.get(k, 0.0) + weight * ns
-        for pool, held_ns, link, serial_ns in pools:
-            credits[pool] = credits.get(pool, 0.0) + weight * held_ns
-            queued = holds.get(pool)
+class Direction:
+    """What a hop reads of a link direction: its rate each way, its links in parallel, its flight latency, the
+    crossbar it enters, and its stations' and buffer pools' numbers with their slots."""
+
+    def __init__(self, board: Board, src: int, dst: int):
+        link = board.topology.link(src, dst)
+        index = board.index
+        self.ns_per_byte: float = 1.0 / link.bandwidth_GBps(src, dst)
+        self.back_ns_per_byte: float = 1.0 / link.bandwidth_GBps(dst, src)
+        self.count: int = link.count
+        self.latency_ns: float = link.latency_ns
+        self.xbar_ns: float = board.nodes[dst].xbar_ns   # the far crossbar's
+        self.station: int = index[("link", src, dst)]
+        self.back: int = index[("link", dst, src)]
+        # per virtual channel: (pool, slots) of its receive buffers and of its data buffers
+        self.buffers: dict[str, tuple[int, int]] = {
+            vc: (index[("credit", src, dst, vc)], link.buffers[vc] * link.count) for vc in link.buffers}
+        self.data_buffers: dict[str, tuple[int, int]] = {
+            vc: (index[("data credit", src, dst, vc)], link.data_buffers[vc] * link.count) for vc in link.data_buffers}
+
+
+class Segment:
+    """A packet of one kind on its route: the crossbar (and SRI) latency it pays before it leaves; per link
+    direction its station, service and fixed delay (its path: the flight and the crossbar it enters); and what it
+    puts on stations (its bytes on each link direction, a credit NOP on each reverse) and buffer pools (the time it
+    holds each receive buffer, its lag in flight on the first, and its serialisation on the link there), all by
+    their numbers."""
+
+    def __init__(self, board: Board, route: tuple, kind: str, lag_ns: float):
+        self.lag_ns = lag_ns
+        stations: list[int] = []
+        services: list[float] = []
+        delays: list[float] = []
+        uses: list[int] = []
+        use_ns: list[float] = []
+        pools: list[int] = []
+        held: list[float] = []
+        serials: list[float] = []
+        packet_bytes, header_bytes, vc = PACKET_BYTES[kind], HEADER_BYTES[kind], VC[kind]
+        carries_data = kind in CARRIES_DATA
+        last = len(route) - 2
+        for k in range(len(route) - 1):
+            d = board.direction(route[k], route[k + 1])
+            ns_per_byte, count = d.ns_per_byte, d.count
+            uses += [d.station, d.back]
+            use_ns += [packet_bytes * ns_per_byte / count,
+                       NOP_BYTES * d.back_ns_per_byte / count]   # and a credit NOP on the reverse
+            # a data packet forwarded on is routed on its header (cut-through): after the first hop it waits for
+            # its header only; links in parallel are a multi-server station (a packet takes one of them: as
+            # Seidmann's approximation, a queue of the pair's share of its serialisation and a delay of the rest)
+            serial_ns = (packet_bytes if k == 0 else header_bytes) * ns_per_byte
+            flight_ns = d.latency_ns + d.xbar_ns
+            # a receive buffer is held from its credit's use until the next stage takes the packet (the next link
+            # forwards it on its header; the consumer takes it whole), and comes back in a NOP over the reverse;
+            # and longer while the packet waits for its turn on the link (the solver adds that wait)
+            sent_ns = (packet_bytes if k == last else header_bytes) * ns_per_byte
+            held_ns = (lag_ns if k == 0 else 0.0) + sent_ns + flight_ns + NOP_BYTES * d.back_ns_per_byte + d.latency_ns
+            slots = [d.buffers[vc]]
+            if carries_data:
+                slots.append(d.data_buffers[vc])
+            for pool, n in slots:
+                pools.append(pool)
+                held.append(held_ns / n)
+                serials.append(serial_ns / count / n)
+            stations.append(d.station)
+            services.append(serial_ns / count)
+            delays.append(flight_ns + serial_ns * (1.0 - 1.0 / count))
+        self.stations: tuple[int, ...] = tuple(stations)
+        self.services: tuple[float, ...] = tuple(services)
+        self.delays: tuple[float, ...] = tuple(delays)
+        self.uses: tuple[int, ...] = tuple(uses)
+        self.use_ns: tuple[float, ...] = tuple(use_ns)
+        self.pools: tuple[int, ...] = tuple(pools)
+        self.held_ns: tuple[float, ...] = tuple(held)
+        self.serial_ns: tuple[float, ...] = tuple(serials)
+
+
+class _Sums:
+    """What a flow's packets add up to per transaction as they are counted: ns at each of the board's ``width``
+    stations (and the stations touched, in order), buffer pool number -> ns held, and pool number -> the ns each
+    packet serialises on its link."""
+
+    def __init__(self, width: int) -> None:
+        self.demands = [0.0] * width
+        self.touched = [False] * width
+        self.uses: list[int] = []
+        self.credits: dict[int, float] = {}
+        self.serials: dict[int, list[float]] = {}
+
+    def demand(self, k: int, ns: float) -> None:
+        """Count ``ns`` at station ``k``."""
+        if not self.touched[k]:
+            self.touched[k] = True
+            self.uses.append(k)
+        self.demands[k] += ns
+
+    def add(self, segment: Segment, weight: float) -> None:
+        """Count ``weight`` of a packet on ``segment``."""
+        uses, use_ns = segment.uses, segment.use_ns
+        for j in range(len(uses)):
+            self.demand(uses[j], weight * use_ns[j])
+        credits, serials = self.credits, self.serials
+        pools, held_ns, serial_ns = segment.pools, segment.held_ns, segment.serial_ns
+        for j in range(len(pools)):
+            pool = pools[j]
+            credits[pool] = credits.get(pool, 0.0) + weight * held_ns[j]
+            queued = serials.get(pool)
             if queued is None:
-                queued = holds[pool] = []
-            queued.append((link, weight * serial_ns))
-    return path   # the board's own tuple, read only: callers add it to their lists
+                queued = serials[pool] = []
+            queued.append(weight * serial_ns[j])
+
+    def read(self, read: Read, weight: float) -> None:
+        """Count ``weight`` of a read's packets, and its probes' lookups."""
+        request, response, probes, done = read
+        self.add(request, weight)
+        if response is not None:
+            self.add(response, weight)
+        for out, lookup, back in probes:
+            self.add(out, weight)
+            # its lookup: ``probe.lookup`` shared by ``sri.probe_queue`` slots, as Seidmann's multi-server station
+            self.demand(lookup.probe, weight * lookup.probe_lookup_ns / lookup.probe_slots)
+            if back is not None:
+                self.add(back, weight)
+        if done is not None:
+            self.add(done, weight)
 
 
-def _hops_of(topology, a: int, b: int, kind: str, lag_ns: float) -> tuple[tuple, tuple[Hop, ...]]:
-    """A packet of ``kind`` from a to b: its path, ``((link station, service ns, fixed delay ns), ...)``, and per
-    hop ``(((station, ns of it), ...), ((buffer pool, ns held over its slots, link station, ns serialised over its
-    slots), ...))``, stations and pools by their numbers."""
-    path: list[tuple[int, float, float]] = []
-    out: list[Hop] = []
-    hops = _hops(topology, a, b, kind)
-    index = board_cache(topology)["stations"][2]
-    for k, (src, dst) in enumerate(hops):
-        ns_per_byte, back_ns_per_byte, count, latency_ns, buffers, data_buffers, xbar_ns = _direction(topology, src,
-                                                                                                       dst)
-        key, back = index[("link", src, dst)], index[("link", dst, src)]
-        uses = ((key, PACKET_BYTES[kind] * ns_per_byte / count),
-                (back, NOP_BYTES * back_ns_per_byte / count))   # and a credit NOP on the reverse
-        # a data packet forwarded on is routed on its header (cut-through): after the first hop it waits for
-        # its header only; links in parallel are a multi-server station (a packet takes one of them: as
-        # Seidmann's approximation, a queue of the pair's share of its serialisation and a delay of the rest)
-        serial_ns = (PACKET_BYTES[kind] if k == 0 else HEADER_BYTES[kind]) * ns_per_byte
-        flight_ns = latency_ns + xbar_ns
-        # a receive buffer is held from its credit's use until the next stage takes the packet (the next link
-        # forwards it on its header; the consumer takes it whole), and comes back in a NOP over the reverse;
-        # and longer while the packet waits for its turn on the link (the solver adds that wait)
-        sent_ns = (PACKET_BYTES[kind] if k == len(hops) - 1 else HEADER_BYTES[kind]) * ns_per_byte
-        held_ns = (lag_ns if k == 0 else 0.0) + sent_ns + flight_ns + NOP_BYTES * back_ns_per_byte + latency_ns
-        vc = VC[kind]
-        slots = [(index[("credit", src, dst, vc)], buffers[vc] * count)]
-        if kind in CARRIES_DATA:
-            slots.append((index[("data credit", src, dst, vc)], data_buffers[vc] * count))
-        pools = tuple([(pool, held_ns / n, key, serial_ns / count / n) for pool, n in slots])
-        path.append((key, serial_ns / count, flight_ns + serial_ns * (1.0 - 1.0 / count)))
-        out.append((uses, pools))
-    # tuples, not lists: a board's caches live long, and the garbage collector stops scanning a tuple of plain
-    # values once it has seen it
-    return tuple(path), tuple(out)
+# a read's packets: its request, the data back (none from a local memory), each probe (to its target, the lookup
+# there, the response back unless the target is the requester), the source-done (none to a local memory)
+Read = tuple[Segment, Segment | None, list[tuple[Segment, Node, Segment | None]], Segment | None]
 
 
-def _flows(topology, c: ThreadClass) -> None:
-    """Fill ``c``'s demands, buffer pools, paths, hold and write-backs from its op's transactions."""
-    node, home = topology.node(c.node), topology.node(c.home)
-    pattern = OP_PATTERNS[c.op]
+def _read(board: Board, node: int, home: int) -> Read:
+    """The packets of a read from ``node`` of a line whose memory is at ``home``."""
+    probes: list[tuple[Segment, Node, Segment | None]] = []
+    if board.broadcast:
+        for target in board.node_ids:
+            if target != home:
+                back = board.segment(target, node, "probe_resp") if target != node else None
+                probes.append((board.segment(home, target, "probe"), board.nodes[target], back))
+    local = home == node
+    return (board.segment(node, home, "read_req"), None if local else board.segment(home, node, "read_resp"), probes,
+            None if local else board.segment(node, home, "source_done"))
+
+
+def _flow(board: Board, node: int, home: int, op: str) -> Flow:
+    """The flow of a thread on ``node`` whose memory is at ``home``, from its op's transactions: each a read and,
+    for a write, a victim too."""
+    here, there = board.nodes[node], board.nodes[home]
+    pattern = OP_PATTERNS[op]
     share = 1.0 / len(pattern)
-    sri_lag = node.sri_latency_ns + node.xbar_latency_ns
-    index = board_cache(topology)["stations"][2]
+    read = _read(board, node, home)
+    sums = _Sums(len(board.stations))
+    hold_ns = writes = 0.0
     for is_write in pattern:
-        request: list = [(NO_STATION, 0.0, sri_lag)]
-        request += _path(topology, c.node, c.home, "read_req", c, share, sri_lag)
-        c.train_ns = _spacing_ns(topology, c.node, c.home, "read_req", sri_lag)
-        # its service and latency are the solver's MemoryStation of the home; what the MCT sends (data, probes)
-        # crosses its own crossbar first
-        branch: list = [(index[("memory", c.home)], MEMORY, 0.0), (NO_STATION, 0.0, home.xbar_latency_ns)]
-        if c.home != c.node:
-            branch += _path(topology, c.home, c.node, "read_resp", c, share, home.xbar_latency_ns)
-        branches = [branch]
-        if topology.coherence == "broadcast":
-            branches += [_probe(topology, c, target, share, index[("probe", target)])
-                         for target in topology.node_ids if target != c.home]
-        if c.home != c.node:
-            _path(topology, c.node, c.home, "source_done", c, share, sri_lag)
+        sums.read(read, share)
         if is_write:
-            _path(topology, c.node, c.home, "victim", c, share, sri_lag)
-            c.writes += share
-            c.hold_ns += share * (node.hold_ns or {}).get(c.op, 0.0)
-        c.paths.append((tuple(request), tuple([tuple(b) for b in branches])))
-    for pool, queued in c.holds.items():
-        c.holds[pool] = tuple(queued)
+            sums.add(board.segment(node, home, "victim"), share)
+            writes += share
+            hold_ns += share * here.hold_ns.get(op, 0.0)
+    request, response, probes, _done = read
+    # the closest a request follows the one before it when nothing else is on its way: the time its tightest
+    # receive buffer pool holds a slot (a credit's round trip over the pool's slots); 0 where it crosses no link
+    train_ns = max(request.held_ns, default=0.0)
+    uses = tuple(sums.uses + [there.memory])
+    pools = Holds(sums.credits, sums.serials)
+    transaction = (_path(request, None, None), _memory_branch(there, response),
+                   tuple([_path(out, lookup, back) for out, lookup, back in probes]))
+    return tuple(sums.demands), uses, pools, (transaction,) * len(pattern), hold_ns, writes, train_ns
 
 
-def _spacing_ns(topology, a: int, b: int, kind: str, lag_ns: float) -> float:
-    """The closest a packet of ``kind`` from a to b follows the one before it when nothing else is on its way: the
-    time its tightest receive buffer pool holds a slot (a credit's round trip over the pool's slots); 0 where it
-    crosses no link.  ``_path`` has worked out its hops."""
-    _path_, hops = board_cache(topology)[("hops", a, b, kind, lag_ns)]
-    return max([held for _uses, pools in hops for _pool, held, _link, _serial in pools], default=0.0)
+def _path(segment: Segment, lookup: Node | None, back: Segment | None) -> Path:
+    """The path of a packet on ``segment``; for a probe, then the ``lookup`` at its target (a queue of a slot's
+    share of it and a delay of the rest) and, unless the target is the requester, the response ``back``."""
+    delay = 0.0 + segment.lag_ns
+    for d in segment.delays:
+        delay += d
+    if lookup is None:
+        return delay, segment.stations, segment.services
+    slots = lookup.probe_slots
+    delay += lookup.probe_lookup_ns * (1 - 1 / slots)
+    stations, services = segment.stations + (lookup.probe,), segment.services + (lookup.probe_lookup_ns / slots,)
+    if back is not None:
+        delay += back.lag_ns
+        for d in back.delays:
+            delay += d
+        stations, services = stations + back.stations, services + back.services
+    return delay, stations, services
 
 
-def _probe(topology, c: ThreadClass, target: int, share: float, key: int) -> list:
-    """A probe's round trip: from the home's MCT to ``target``, its lookup there (station ``key``:
-    ``probe.lookup`` shared by ``sri.probe_queue`` slots, as Seidmann's multi-server station), and the response
-    to the requester."""
-    home, lookup = topology.node(c.home), topology.node(target)
-    path: list = [(NO_STATION, 0.0, home.xbar_latency_ns)]
-    path += _path(topology, c.home, target, "probe", c, share, home.xbar_latency_ns)
-    slots = lookup.sri_probe_queue
-    c.demands[key] = c.demands.get(key, 0.0) + share * lookup.probe_lookup_ns / slots
-    path.append((key, lookup.probe_lookup_ns / slots, lookup.probe_lookup_ns * (1 - 1 / slots)))
-    if target != c.node:
-        lag = lookup.sri_latency_ns + lookup.xbar_latency_ns
-        path.append((NO_STATION, 0.0, lag))
-        path += _path(topology, target, c.node, "probe_resp", c, share, lag)
-    return path
+def _memory_branch(home: Node, response: Segment | None) -> MemoryBranch:
+    """The memory and the data back, but for the memory's own time and latency (the solver's MemoryStation of
+    the home): the home's crossbar, then the response's path unless the home is the requester's node."""
+    if response is None:
+        return home.memory, (home.xbar_ns,), (), ()
+    return home.memory, (home.xbar_ns,) + response.delays, response.stations, response.services
+
+
+def compile_paths(c: ThreadClass, memory: MemoryStation) -> tuple[Transaction, ...]:
+    """``c``'s transactions as ``((request, (branch, ...)), ...)``, each path ``(fixed delay ns, stations, services)``
+    (the stations' numbers and the service at each): what the solver's inner loop reads.  The memory branch's visit
+    to the home memory takes a read's time there and adds the memory's latency (and, for a chase, a row opened per
+    line) to the path's fixed delay."""
+    fixed_ns = memory.delay_ns + (memory.scattered_ns if c.op == "l" else 0.0)
+    out = []
+    for request, (station, delays, stations, services), probes in c.paths:
+        delay = 0.0 + fixed_ns
+        for d in delays:
+            delay += d
+        branch = (delay, (station,) + stations, (memory.read_ns,) + services)
+        out.append((request, (branch,) + probes))
+    # tuples: they live in the board's cache, and the garbage collector stops scanning a tuple of plain values
+    return tuple(out)

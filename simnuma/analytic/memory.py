@@ -120,10 +120,11 @@ def home_memories(topology, classes, cache: dict, shares: dict | None = None, cl
         writes = sum(c.customers * c.writes for c in there)
         share = (shares or {}).get(home, reads / (reads + writes))
         key = ("memory", home, tuple(sorted((c.op, c.customers, c.writes) for c in there)), share, home in closed)
-        if key not in cache:
-            cache[key] = MemoryStation(topology.node(home), sum(STREAMS[c.op] for c in there), writes > 0.0,
-                                       share, tuple((c.op, c.customers) for c in there), home in closed)
-        out[home] = cache[key]
+        memory = cache.get(key)
+        if memory is None:
+            memory = cache[key] = MemoryStation(topology.node(home), sum(STREAMS[c.op] for c in there), writes > 0.0,
+                                                share, tuple((c.op, c.customers) for c in there), home in closed)
+        out[home] = memory
     return out
 
 

@@ -16,26 +16,28 @@ them at their slower rate.
 """
 from __future__ import annotations
 
-from .flows import MEMORY, NO_STATION, ThreadClass
+from typing import Final
+
+from .flows import Board, Holds, Transaction, compile_paths
 from .memory import MemoryStation, home_memories
 
 __all__ = ["Network"]
 
-# a path compiled for the inner loop: (fixed delay ns, station indices, service ns at each), and a transaction:
-# its request's path, then its branches
-Path = tuple[float, tuple[int, ...], tuple[float, ...]]
-Transaction = tuple[Path, tuple[Path, ...]]
+# a memory whose latency depends on its load, for the inner loop, and the classes numbered for it (``_number``)
+Loaded = tuple[int, float, MemoryStation, bool, list[tuple[int, float, float]]]
+Numbered = tuple[list[str], list[list[float]], list[tuple[Transaction, ...]], list[float], list[float], list[float],
+                 list[tuple[int, ...]], list[Loaded], list[int], list[float]]
 
 # Service times here are constant (a packet's serialisation, a line's burst): an arrival waits about half what
 # it would behind exponential services (M/D/1 against M/M/1), so what waits at a station counts half.
-QUEUEING = 0.5
-TOLERANCE = 1e-4   # relative change of every throughput between iterations: far inside the model's own error
-ROUNDS = 100       # rounds of the solution, at most (classes held at the bounds' rates, or iterations going on)
-ROUND_ITERATIONS = 25   # iterations a round takes at most before its bounds are checked
-CAPS_SETTLE = 5e-3  # the caps have settled when none moves by more than this share between rounds (the results
-#                    move by under 0.3% against 1e-3)
-SATURATED = 0.95
-MOST_POOLS = 8     # the fullest buffer pools a result lists
+QUEUEING: Final = 0.5
+TOLERANCE: Final = 1e-4   # relative change of every throughput between iterations: far inside the model's own error
+ROUNDS: Final = 100       # rounds of the solution, at most (classes held at the bounds' rates, or iterations going on)
+ROUND_ITERATIONS: Final = 25   # iterations a round takes at most before its bounds are checked
+CAPS_SETTLE: Final = 5e-3      # the caps have settled when none moves by more than this share between rounds (the
+#                                results move by under 0.3% against 1e-3)
+SATURATED: Final = 0.95
+MOST_POOLS: Final = 8     # the fullest buffer pools a result lists
 
 
 class Network:
@@ -55,45 +57,68 @@ class Network:
         memory_demand = {c.label: memories[c.home].read_ns + c.writes * memories[c.home].write_ns for c in classes}
         # every station and buffer pool the board has, numbered once for all its cases: a case's classes use some
         # of them (the others add nothing to any sum), and what is compiled against the numbers is kept per flow
-        stations, resources, index = cache["stations"]   # (flows.board_cache)
-        self.stations, self.resources, self.index = stations, resources, index
+        board: Board = cache["board"]   # (flows.board_cache)
+        self.board = board
+        self.stations, self.resources, self.index = board.stations, board.resources, board.index
         self.compiled: dict[str, tuple[Transaction, ...]] = {}
         self.demand: dict[str, list[float]] = {}
-        self.uses: dict[str, list[int]] = {}
+        self.uses: dict[str, tuple[int, ...]] = {}
         used: set[int] = set()
         for c in classes:
             m = memories[c.home]
             key = ("compiled", c.node, c.home, c.op, m.read_ns, m.delay_ns, m.scattered_ns)
-            if key not in cache:
-                cache[key] = _compile(c, m)
-            self.compiled[c.label] = cache[key]
-            home = index[("memory", c.home)]
-            row_key = ("row", c.node, c.home, c.op)
-            if row_key not in cache:
-                cache[row_key] = _row(c.demands, len(stations), home)
-            row, uses = cache[row_key]
-            row = row[:]
-            row[home] = memory_demand[c.label]
+            compiled = cache.get(key)
+            if compiled is None:
+                compiled = cache[key] = compile_paths(c, m)
+            self.compiled[c.label] = compiled
+            row = list(c.row)
+            row[board.nodes[c.home].memory] = memory_demand[c.label]
             self.demand[c.label] = row
-            self.uses[c.label] = uses
-            used.update(uses)
+            self.uses[c.label] = c.uses
+            used.update(c.uses)
         self.used = sorted(used)   # the stations this case's classes use, in the board's order
         # memories whose latency depends on their load, with the station index and the classes there
-        self.loaded = [(index[("memory", home)], m, [c for c in classes if c.home == home])
+        self.loaded = [(board.nodes[home].memory, m, [c for c in classes if c.home == home])
                        for home, m in memories.items() if m.model == "curve" or m.episode_ns]
-        self._limits(self.topology, cache)
+        self._limits(board)
+        self._number()
 
-    def _limits(self, topology, cache: dict) -> None:
-        """What the bounds check: per buffer pool, what each class holds (with the link stations where its packets
+    def _number(self) -> None:
+        """The classes numbered in their order, as the inner loop (``_iterate``) reads them, kept until the stations
+        are set up again: per class its label, demand row, compiled paths, customers, pace, hold and the stations it
+        uses; per memory whose latency depends on its load, (station, a read's time there, the memory, whether its
+        wait moves halfway each iteration (a curve's), [(class, write-backs per transaction, the share of an
+        episode its reads wait)]); per class, its home memory's station if that is one of those (else -1), and a
+        read's time there."""
+        classes = self.classes
+        labels = [c.label for c in classes]
+        number = {label: k for k, label in enumerate(labels)}
+        # a local writer's fill reaches its DRAM right behind its own write-back (they leave the core together, the
+        # write-back first), so it meets the write episode from its start; any other read, a remote writer's fill
+        # included (its request overtakes the write-back's data on the first link), meets it at a random point.
+        # A local triad's reads all count as behind: only one transaction in three is issued as a write-back
+        # leaves, but under Family 10h's write bursts a drain holds every read queued at the memory (counting
+        # only those puts the X6440's idle triads 6% fast; docs/analytic.md)
+        loaded: list[Loaded] = [
+            (i, m.read_ns, m, m.model == "curve",
+             [(number[c.label], c.writes, 1.0 if c.writes and c.home == c.node else m.residual) for c in there])
+            for i, m, there in self.loaded]
+        stretch = [-1] * len(classes)
+        read_ns = [1.0] * len(classes)
+        for i, ns, _m, _halfway, there in loaded:
+            for k, _w, _share in there:
+                stretch[k], read_ns[k] = i, ns
+        self.numbered: Numbered = (labels, [self.demand[label] for label in labels],
+                                   [self.compiled[label] for label in labels], [float(c.customers) for c in classes],
+                                   [c.period_ns for c in classes], [c.hold_ns for c in classes],
+                                   [self.uses[label] for label in labels], loaded, stretch, read_ns)
+
+    def _limits(self, board: Board) -> None:
+        """What the bounds check: per buffer pool, what each class holds (with the link station where its packets
         also queue); per node, its DRAM queue's entries and the classes that use it."""
-        self.pool_terms: dict[str, list[tuple[int, float, tuple]]] = {}
-        for c in self.classes:
-            key = ("pools", c.node, c.home, c.op)
-            if key not in cache:
-                cache[key] = [(k, held, c.holds.get(k, ())) for k, held in c.credits.items()]
-            self.pool_terms[c.label] = cache[key]
+        self.holds: dict[str, Holds] = {c.label: c.pools for c in self.classes}
         # each node's DRAM queue: a read holds an entry for its time in the memory, a write-back for its burst
-        self.queues = [(self.index[("memory", home)], self.index[("queue", home)], topology.node(home).memory_queue, m,
+        self.queues = [(board.nodes[home].memory, self.index[("queue", home)], board.nodes[home].memory_queue, m,
                         [(c.label, c.writes, m.scattered_ns if c.op == "l" else 0.0)
                          for c in self.classes if c.home == home])
                        for home, m in self.memories.items()]
@@ -145,7 +170,7 @@ class Network:
         return False
 
     def _caps(self, throughput: dict[str, float], demands: dict[str, list[tuple[int, float]]], loads: dict[int, float],
-              caps: dict, latencies: dict) -> dict:
+              caps: dict[str, float], latencies: dict[str, float]) -> dict[str, float]:
         """The next round's caps (``solve``).  An overloaded resource makes every class through it wait the same
         extra time a transaction, as a queue served in turn would: the wait at which its classes, each at its
         customers over its cycle and that wait (no faster than its pace), take exactly what it serves.  A held
@@ -153,26 +178,38 @@ class Network:
         over = [k for k, u in loads.items() if u > 1.0 + 1e-12]
         if not over and not caps:
             return {}   # nothing overloaded, nothing held: the common case
-        rows = {c.label: (c.customers, latencies[c.label] + c.hold_ns, c.period_ns) for c in self.classes}
-        scale: dict = {}
+        rows: dict[str, tuple[float, float, float]] = {
+            c.label: (float(c.customers), latencies[c.label] + c.hold_ns, c.period_ns) for c in self.classes}
+        scale: dict[str, float] = {}
+        stations = len(self.stations)
+        # each overloaded buffer pool or DRAM queue's classes, with what they take of it, in the classes' order
+        pooled: dict[int, list[tuple[str, float]]] = {k: [] for k in over if k >= stations}
+        if pooled:
+            for label, terms in demands.items():
+                for r, d in terms:
+                    found = pooled.get(r)
+                    if found is not None:
+                        found.append((label, d))
         for k in over:
-            if k < len(self.stations):
+            if k < stations:
                 users = [(label, dem[k]) for label, dem in self.demand.items() if dem[k]]
             else:
-                users = [(label, d) for label, terms in demands.items() for r, d in terms if r == k]
-            wait = _common_wait([(d,) + rows[label] for label, d in users])
+                users = pooled[k]
+            wait = _common_wait([(d, *rows[label]) for label, d in users])
             for label, _d in users:
                 customers, cycle, period = rows[label]
-                x = customers / max(cycle + wait, period)
+                spent = cycle + wait
+                x = customers / (period if period > spent else spent)
                 s = x / throughput[label] if throughput[label] else 1.0
-                scale[label] = min(scale.get(label, s), s)
-        out = {}
+                least = scale.get(label)
+                scale[label] = s if least is None or s < least else least
+        out: dict[str, float] = {}
         for label, x in throughput.items():
             if label in scale and scale[label] < 1.0 - 1e-9:
                 out[label] = x * scale[label]
             elif label in caps:   # held, and its resources have room: it may rise to the fullest
                 dem = self.demand[label]
-                fullest = max([loads[i] for i, d in enumerate(dem) if d]
+                fullest = max([loads[i] for i in self.uses[label] if dem[i]]
                               + [loads[k] for k, _d in demands[label]])
                 out[label] = x / fullest if fullest > 0.0 else caps[label]
         return out
@@ -182,17 +219,14 @@ class Network:
         previous round's state) or from Schweitzer's start: ``(throughput, latency, iterations, (factors, waits,
         total queue, queues), converged)`` where it stopped, at the fixed point or after ROUND_ITERATIONS.
 
-        The classes are numbered here, in their order, and every sum is a loop in that order: the compiled solver
-        (``simnuma.model.native``) and its source add the same numbers in the same order."""
+        The classes are numbered in their order (``_number``), and every sum is a loop in that order: the compiled
+        solver (``simnuma.model.native``) and its source add the same numbers in the same order.  Each class's queue
+        and factors are lists of the board's width, set in place where the class has demand; elsewhere they stay
+        empty (the factors 1), and nothing reads them there."""
         classes = self.classes
         n = len(classes)
         width = len(self.stations)
-        labels = [c.label for c in classes]
-        demand: list[list[float]] = [self.demand[label] for label in labels]
-        paths: list[tuple[Transaction, ...]] = [self.compiled[label] for label in labels]
-        customers = [float(c.customers) for c in classes]
-        period = [c.period_ns for c in classes]
-        hold = [c.hold_ns for c in classes]
+        labels, demand, paths, customers, period, hold, uses, loaded, stretch, read_ns = self.numbered
         held = [c.label in caps for c in classes]
         cap = [float(caps.get(c.label, 0.0)) for c in classes]
         queue: list[list[float]]
@@ -210,48 +244,35 @@ class Network:
             queue = [last_queue[label] for label in labels]
             waits = [last_waits[label] for label in labels]
             throughput = [float(self.last[label]) for label in labels]
-        # a local writer's fill reaches its DRAM right behind its own write-back (they leave the core together, the
-        # write-back first), so it meets the write episode from its start; any other read, a remote writer's fill
-        # included (its request overtakes the write-back's data on the first link), meets it at a random point.
-        # A local triad's reads all count as behind: only one transaction in three is issued as a write-back
-        # leaves, but under Family 10h's write bursts a drain holds every read queued at the memory (counting
-        # only those puts the X6440's idle triads 6% fast; docs/analytic.md)
-        number = {label: k for k, label in enumerate(labels)}
-        # per memory whose latency depends on its load: (station, a read's time there, the memory, whether its
-        # wait moves halfway each iteration (a curve's), [(class, write-backs per transaction, the share of an
-        # episode its reads wait)])
-        loaded: list[tuple[int, float, MemoryStation, bool, list[tuple[int, float, float]]]] = [
-            (i, m.read_ns, m, m.model == "curve",
-             [(number[c.label], c.writes, 1.0 if c.writes and c.home == c.node else m.residual) for c in there])
-            for i, m, there in self.loaded]
-        uses: list[list[int]] = [self.uses[label] for label in labels]
         used: list[int] = self.used
         latencies = [0.0] * n
-        factors: list[list[float]] = [[] for _ in range(n)]
+        # per class, 1 + what waits at each station it uses (it reads no other)
+        factors: list[list[float]] = [[1.0] * width for _ in range(n)]
         changed = 0.0
         iterations = 0
-        total: list[float] = []
+        # every class's queue at each station, and 1 + QUEUEING x that, each iteration
+        total, base = [0.0] * width, [1.0] * width
         for iterations in range(1, ROUND_ITERATIONS + 1):
-            total, base = _columns(queue, used, width)
+            _columns(queue, used, total, base)
             changed = 0.0
             solved = [0.0] * n
             for k in range(n):
-                # residence per unit demand at each station: 1 + what waits there (own customers less one); where the
-                # class has no demand, its own queue is empty and the factor is the base
+                # residence per unit demand at each station it uses: 1 + what waits there (own customers less one)
                 mine = QUEUEING / customers[k]
                 own = queue[k]
-                factor = base[:]
+                factor = factors[k]
                 for i in uses[k]:
                     factor[i] = base[i] - own[i] * mine
-                factors[k] = factor
-                # what a memory adds at its load, as a stretch of a read's time there
-                stretched = factor
-                if loaded:
-                    stretched = factor[:]
-                    own_waits = waits[k]
-                    for i, read_ns, _m, _halfway, _there in loaded:
-                        stretched[i] += own_waits[i] / read_ns
-                latency = _cycle_ns(paths[k], stretched)
+                # what its memory adds at its load, as a stretch of a read's time there: for its latency, not its
+                # queue
+                i = stretch[k]
+                if i >= 0:
+                    unstretched = factor[i]
+                    factor[i] = unstretched + waits[k][i] / read_ns[k]
+                    latency = _cycle_ns(paths[k], factor)
+                    factor[i] = unstretched
+                else:
+                    latency = _cycle_ns(paths[k], factor)
                 latencies[k] = latency
                 # a paced thread issues no faster than its rate, whatever its lines take
                 cycle = latency + hold[k]
@@ -264,7 +285,7 @@ class Network:
                 solved[k] = x
             throughput = solved
             for k in range(n):
-                queue[k] = _queue(throughput[k], demand[k], factors[k], uses[k], width)
+                _queue(queue[k], throughput[k], demand[k], factors[k], uses[k])
             for i, _read_ns, m, halfway, there in loaded:
                 reads = writes = 0.0
                 for k, w, _share in there:
@@ -286,7 +307,7 @@ class Network:
         converged = changed < TOLERANCE
         out = dict(zip(labels, throughput))
         self.last = out
-        total, _base = _columns(queue, used, width)
+        _columns(queue, used, total, base)
         state = (dict(zip(labels, factors)), dict(zip(labels, waits)), total, dict(zip(labels, queue)))
         return out, dict(zip(labels, latencies)), iterations, state, converged
 
@@ -297,13 +318,10 @@ class Network:
         link)."""
         factors, waits, total, queue = state
         out: dict[str, list[tuple[int, float]]] = {}
-        for c in self.classes:
-            label = c.label
-            if len(self.classes) == 1:   # no other thread's packets to wait behind
-                out[label] = [(k, held) for k, held, _queued in self.pool_terms[label]]
-                continue
-            out[label] = [(k, held + QUEUEING * _behind(queued, total, queue[label]) if queued else held)
-                          for k, held, queued in self.pool_terms[label]]
+        alone = len(self.classes) == 1   # no other thread's packets to wait behind
+        for label, holds in self.holds.items():
+            out[label] = (list(zip(holds.pools, holds.held_ns)) if alone
+                          else _held(holds, self.board.pool_link, total, queue[label]))
         for i, r, slots, m, there in self.queues:
             for label, writes, scattered_ns in there:   # (a chase opens a row for every line)
                 f = factors[label][i]
@@ -368,16 +386,25 @@ class Network:
                 "bottleneck": bottleneck}
 
 
-def _behind(queued: tuple, total: list[float], own: list[float]) -> float:
-    """What a packet waits for on its links' stations (``[(station, ns serialised)]``): the other classes'
-    customers queued there (``total`` less ``own``), each a serialisation, added in the stations' order."""
-    out = 0.0
-    for i, serial in queued:
-        out += (total[i] - own[i]) * serial
+def _held(holds: Holds, pool_link: list[int], total: list[float], own: list[float]) -> list[tuple[int, float]]:
+    """``[(pool, ns held per transaction over its slots)]`` of a class's ``holds``, each packet's hold lengthened
+    by what it waits for on its link's station (``pool_link``): the other classes' customers queued there
+    (``total`` less ``own``), each a serialisation, added in the packets' order."""
+    out = []
+    serial_ns, start = holds.serial_ns, 0
+    for j in range(len(holds.pools)):
+        pool, end = holds.pools[j], holds.ends[j]
+        link = pool_link[pool]
+        others = total[link] - own[link]
+        behind = 0.0
+        for s in range(start, end):
+            behind += others * serial_ns[s]
+        out.append((pool, holds.held_ns[j] + QUEUEING * behind))
+        start = end
     return out
 
 
-def _common_wait(users: list) -> float:
+def _common_wait(users: list[tuple[float, float, float, float]]) -> float:
     """The extra wait a transaction (ns) at which ``users`` (``[(share of the resource a transaction, customers,
     cycle ns, pace ns)]``) take exactly all of a resource: each at ``customers / max(cycle + wait, pace)``.  What
     they take falls, convex, as the wait grows: Newton's steps from no wait approach the root from below."""
@@ -395,39 +422,6 @@ def _common_wait(users: list) -> float:
             break
         wait += (taken - 1.0) / slope
     return wait
-
-
-def _row(demands: dict, width: int, memory: int) -> tuple[list[float], list[int]]:
-    """A class's ``demands`` (station number -> ns) as a row over the board's ``width`` stations, and the stations
-    it uses: those and its home ``memory``."""
-    row = [0.0] * width
-    for i, d in demands.items():
-        row[i] = float(d)
-    return row, list(demands) + [memory]
-
-
-def _compile(c: ThreadClass, memory: MemoryStation) -> tuple[Transaction, ...]:
-    """``c``'s transactions as ``((request, (branch, ...)), ...)``, each path ``(fixed delay ns, stations, services)``
-    (the stations' numbers and the service at each): what the solver's inner loop reads.  A visit to the home memory takes a read's time
-    there and adds the memory's latency (and, for a chase, a row opened per line) to the path's fixed delay."""
-    fixed_ns = memory.delay_ns + (memory.scattered_ns if c.op == "l" else 0.0)
-
-    def path(entries) -> Path:
-        delay = 0.0
-        stations: list[int] = []
-        services: list[float] = []
-        for station, service, d in entries:
-            delay += d
-            if station == NO_STATION:
-                continue
-            if service is MEMORY:
-                delay += fixed_ns
-                service = memory.read_ns
-            stations.append(station)
-            services.append(float(service))
-        return (delay, tuple(stations), tuple(services))
-    # tuples: they live in the board's cache, and the garbage collector stops scanning a tuple of plain values
-    return tuple([(path(request), tuple([path(b) for b in branches])) for request, branches in c.paths])
 
 
 def _cycle_ns(compiled: tuple[Transaction, ...], factor: list[float]) -> float:
@@ -460,27 +454,22 @@ def _total(values: list[float]) -> float:
     return out
 
 
-def _columns(rows: list[list[float]], used: list[int], width: int) -> tuple[list[float], list[float]]:
-    """Each column's total over ``rows`` (added in their order), and 1 + ``QUEUEING`` x that total; only the
-    columns ``used`` can be other than nothing (0 and 1)."""
-    total = [0.0] * width
-    base = [1.0] * width
+def _columns(rows: list[list[float]], used: list[int], total: list[float], base: list[float]) -> None:
+    """Set each column's ``total`` over ``rows`` (added in their order), and ``base``, 1 + ``QUEUEING`` x that
+    total; only the columns ``used`` can be other than nothing (0 and 1, as they are left)."""
     for i in used:
         t = 0.0
         for row in rows:
             t += row[i]
         total[i] = t
         base[i] = 1.0 + QUEUEING * t
-    return total, base
 
 
-def _queue(x: float, demand: list[float], factor: list[float], uses: list[int], width: int) -> list[float]:
-    """A class's queue at each station at throughput ``x``: its demand there stretched by ``factor`` (nothing where
-    it has no demand, ``uses`` being where it has)."""
-    out = [0.0] * width
+def _queue(out: list[float], x: float, demand: list[float], factor: list[float], uses: tuple[int, ...]) -> None:
+    """Set a class's queue ``out`` at each station at throughput ``x``: its demand there stretched by ``factor``
+    (``uses`` being where it has any; elsewhere its queue is empty, and stays so)."""
     for i in uses:
         out[i] = x * demand[i] * factor[i]
-    return out
 
 
 def _station_name(key: tuple) -> str:
