@@ -156,7 +156,6 @@ def _conflicts(dram, threads: tuple, episode_writes: float) -> float:
     return total / len(read_streams)
 
 
-
 def idle_closures(topology, classes, throughput: dict) -> frozenset:
     """The home memories whose open row the DRAM controller's idle timer closes between a reader's trains of lines,
     at ``throughput`` (transactions per ns by label).
