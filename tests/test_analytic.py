@@ -264,6 +264,7 @@ def test_the_idle_timer_closes_a_far_reader_s_row_between_trains(case, closed):
         assert classes[0].train_ns == pytest.approx(2.0 + 0.4201 + 8 / 4 + 9.671 + 0.4201 + 4 / 4 + 9.671)
     at_solution = {case: spec["bandwidth_GBps"] / 64}
     assert (home in idle_closures(ladder, classes, at_solution)) == closed
+    assert [m["idle_closed"] for m in analytic.to_dict()["memory"] if m["node"] == home] == [closed]   # reported
     simulated = simulate(ladder, [case], baseline=False).makespan_ns
     assert analytic.makespan_ns == pytest.approx(simulated, rel=0.05)
     if closed:   # the activation on every cycle; none with the timer off or a dynamic limit

@@ -101,6 +101,8 @@ def analyze(topology, threads, background=(), size_bytes: int = DEFAULT_SIZE_BYT
     data = {"version": __version__, "topology": topology.name, "mode": "analytic", "size_bytes": size_bytes,
             "threads": out_threads, "makespan_ns": makespan, **net.usage(),
             "solve_s": time.perf_counter() - start, "iterations": iterations}
+    for m in data["memory"]:   # whether its reader's trains each open a row the idle timer closed (idle_closures)
+        m["idle_closed"] = m["node"] in closed
     if net.rounds >= ROUNDS:
         data["warnings"] = [f"the analytic model did not converge ({net.rounds} rounds, {iterations} iterations)"]
     return AnalyticResult(data)
@@ -123,7 +125,9 @@ def render_analysis(data: dict) -> str:
                      f"  {t['latency_ns']['mean']:10.1f}")
     busy = sorted(data["links"], key=lambda r: -r["utilization"])[:4]
     lines += ["", "busiest links: " + ", ".join(f"{r['src']}->{r['dst']} {100 * r['utilization']:.0f}%" for r in busy),
-              "memory: " + ", ".join(f"N{r['node']} {100 * r['utilization']:.0f}%" for r in data["memory"])]
+              "memory: " + ", ".join(f"N{r['node']} {100 * r['utilization']:.0f}%"
+                                     + (" (the idle timer closes its row between the reader's trains)"
+                                        if r.get("idle_closed") else "") for r in data["memory"])]
     b = data["bottleneck"]
     if b["limit"] == "busy":
         lines.append(f"bottleneck: {b['resource']} ({100 * b['utilization']:.1f}% busy)")
