@@ -97,23 +97,24 @@ def apply_changes(topo, changes: dict):
 
     try:
         return topo.with_parameters(changes)
-    except TopologyError:
-        pass
+    except TopologyError as exc:
+        together = _refusal(exc)
     for path, value in changes.items():
         try:
             topo.with_parameters({path: value})
         except TopologyError as exc:
-            message = str(exc).splitlines()[0]
-            message = message.split(": ", 1)[1] if ": " in message else message
-            message = message.removeprefix("with_parameters: ").removeprefix(f"{path!r}: ").removeprefix(f"{path}: ")
+            message = _refusal(exc).removeprefix(f"{path!r}: ").removeprefix(f"{path}: ")
             item = f"{path}={value}"
             raise SpecError(f"--set {item if item.isprintable() else repr(item)}: {message}") from None
-    try:   # each alone is accepted, all together not
-        return topo.with_parameters(changes)
-    except TopologyError as exc:
-        message = str(exc).splitlines()[0]
-        message = message.split(": ", 1)[1] if ": " in message else message
-        raise SpecError(f"--set {', '.join(changes)}: together: {message.removeprefix('with_parameters: ')}") from None
+    # each alone is accepted, all together not
+    raise SpecError(f"--set {', '.join(changes)}: together: {together}")
+
+
+def _refusal(exc) -> str:
+    """What the board says of a change it refuses, without where (the file) and the API's name."""
+    message = str(exc).splitlines()[0]
+    message = message.split(": ", 1)[1] if ": " in message else message
+    return message.removeprefix("with_parameters: ")
 
 
 def cmd_run(args) -> int:

@@ -58,7 +58,8 @@ __all__ = ["DRAM", "COUNTERS"]
 _INF = float("inf")
 
 # extensive counters, in the order of DRAM.counters()
-COUNTERS = ("lines", "busy_ns", "bus_ns", "reads", "writes", "hits", "empties", "conflicts", "turnarounds", "refreshes", "read_ns")
+COUNTERS = ("lines", "busy_ns", "bus_ns", "reads", "writes", "hits", "empties", "conflicts", "turnarounds",
+            "refreshes", "read_ns")
 
 
 class DRAM(Memory):
@@ -287,8 +288,9 @@ class DRAM(Memory):
         return best
 
     def _idle_closed(self, bank: Bank, req: Request) -> bool:
-        """Whether the bank's open row had been idle its limit when the request arrived (and is closed)."""
-        return bank.row >= 0 and req.arrive_ns > bank.used_ns + bank.idle_ns
+        """Whether the bank's open row had been idle its limit when the request arrived (and is closed), with
+        ``idle_close``."""
+        return self.idle_close_ns != 0.0 and bank.row >= 0 and req.arrive_ns > bank.used_ns + bank.idle_ns
 
     def _idle_step(self, bank: Bank, step: int) -> None:
         """Move the bank's idle limit ``step`` steps along the ladder (as far as its ends)."""
@@ -300,16 +302,15 @@ class DRAM(Memory):
     def _timing(self, ch: Channel, req: Request, now: float) -> tuple[float, float, float]:
         """``(column ns, data ns, activation ns or -1 for a row hit)``: the earliest the request's burst can move."""
         bank = req.b
-        idle = bank.idle_ns
         row = bank.row
-        closed = self.idle_close_ns != 0.0 and row >= 0 and req.arrive_ns > bank.used_ns + idle
+        closed = self._idle_closed(bank, req)
         if row == req.row and not closed:
             act = -1.0
             col = bank.col_ready_ns
         else:
             arrive = req.arrive_ns
             if closed:
-                act = bank.used_ns + idle
+                act = bank.used_ns + bank.idle_ns
                 if bank.pre_ready_ns > act:
                     act = bank.pre_ready_ns
                 act += self.trp
@@ -373,7 +374,7 @@ class DRAM(Memory):
         if act < 0.0:   # a row hit: no activation
             self.hits += 1
         else:
-            if bank.row < 0 or (self.idle_close_ns and self._idle_closed(bank, req)):
+            if bank.row < 0 or self._idle_closed(bank, req):
                 self.empties += 1
                 if self.idle_ladder_ns and bank.row == req.row:   # closed too soon: the row would have hit
                     self._idle_step(bank, 1)
