@@ -107,6 +107,30 @@ def test_an_overloaded_resource_makes_its_classes_wait_alike():
     assert _common_wait([(0.01, 1, 10.0, 0.0)]) == 0.0   # not overloaded: no wait
 
 
+def test_paced_classes_alone_on_an_overloaded_resource_wait_past_their_slack():
+    """A paced class alone, asking 50 units every 40 ns of a resource serving one a ns: it loses nothing until
+    the wait has eaten its 30 ns of slack, and then takes the resource at an extra 40 ns (no wait at all before:
+    where every class was at its pace, the first step had no slope to go by).  A paced class with a large share
+    beside a greedy one with a small share: both give up from an extra 5 ns, the root is at 11 ns (the step from
+    no wait, on the greedy class's slope alone, went to 43 ns)."""
+    from simnuma.analytic.solver import _common_wait
+
+    assert _common_wait([(50.0, 1, 10.0, 40.0)]) == pytest.approx(40.0)
+    assert _common_wait([(1.0, 1, 10.0, 0.0), (20.0, 1, 10.0, 15.0)]) == pytest.approx(11.0)
+
+
+@pytest.mark.parametrize("rate", ["0.6GB/s", "3GB/s"])
+def test_a_background_writer_beyond_its_memory_is_held_to_it(rate):
+    """A background writer on node 1 asking more of its 1 GB/s memory than it serves (its fills and write-backs:
+    twice its rate), a foreground reader on node 0: the writer gets half the memory, as in the simulation, and the
+    memory is not offered more than it serves, whatever the rate asked (at 0.6 GB/s it kept its rate, the memory
+    at 1.2 of its capacity)."""
+    board = chain_board(2, window=2).with_parameters({"defaults.memory.bandwidth": "1 GB/s"})
+    result = simnuma.analyze(board, ["0.0.r.0"], [f"1.0.w.1@{rate}"], size_bytes=1 << 20).to_dict()
+    assert max(m["utilization"] for m in result["memory"]) <= 1.0 + 1e-3
+    assert result["threads"][1]["bandwidth_GBps"] == pytest.approx(0.5, rel=0.01)
+
+
 def test_a_paced_triad_goes_at_its_rate():
     """A paced thread's rate counts every transaction's line, a triad's three included, as the simulation does."""
     quartet = load_topology("quartet")

@@ -38,6 +38,7 @@ CAPS_SETTLE: Final = 5e-3      # the caps have settled when none moves by more t
 #                                results move by under 0.3% against 1e-3)
 SATURATED: Final = 0.95
 MOST_POOLS: Final = 8     # the fullest buffer pools a result lists
+_INF: Final = float("inf")
 
 
 class Network:
@@ -407,20 +408,32 @@ def _held(holds: Holds, pool_link: list[int], total: list[float], own: list[floa
 def _common_wait(users: list[tuple[float, float, float, float]]) -> float:
     """The extra wait a transaction (ns) at which ``users`` (``[(share of the resource a transaction, customers,
     cycle ns, pace ns)]``) take exactly all of a resource: each at ``customers / max(cycle + wait, pace)``.  What
-    they take falls, convex, as the wait grows: Newton's steps from no wait approach the root from below."""
+    they take falls as the wait grows: not at all for a class at its pace until the wait has eaten its slack, then
+    convex.  Newton's steps from no wait, each stopped where the next paced class starts to give up (from there its
+    share falls too, faster than the step assumed), approach the root from below; where every class is at its
+    pace, the wait goes straight to the first slack."""
     wait = 0.0
-    for _ in range(50):
+    for _ in range(100):
         taken = slope = 0.0
+        slack = _INF   # the wait at which the next class still at its pace starts to give up
         for d, customers, cycle, period in users:
             spent = cycle + wait
-            if spent > period:
+            if spent >= period * (1.0 - 1e-12):
                 taken += d * customers / spent
                 slope += d * customers / (spent * spent)
             else:
                 taken += d * customers / period   # at its pace: the wait takes nothing from it yet
-        if taken <= 1.0 + 1e-9 or slope <= 0.0:
+                if period - cycle < slack:
+                    slack = period - cycle
+        if taken <= 1.0 + 1e-9:
             break
-        wait += (taken - 1.0) / slope
+        if slope > 0.0:
+            step = wait + (taken - 1.0) / slope
+            wait = step if step < slack else slack
+        elif slack < _INF:
+            wait = slack
+        else:
+            break   # nothing through it can give up anything
     return wait
 
 
