@@ -24,6 +24,13 @@ class _Section:
     def __getitem__(self, key: str):
         return self._raw[key]
 
+    def __contains__(self, key: object) -> bool:
+        return key in self._raw
+
+    def __iter__(self):
+        """The JSON object's keys, as a dict's (without this, ``in`` and iteration would try the keys 0, 1, ...)."""
+        return iter(self._raw)
+
     def get(self, key: str, default=None):
         return self._raw.get(key, default)
 

@@ -36,6 +36,14 @@ def test_every_part_is_typed_and_says_what_the_json_says(result):
         assert getattr(result, name) == data[name]
 
 
+def test_a_part_answers_in_and_iterates_over_its_json_keys(result):
+    """As a dict of the JSON would: ``"latency_ns" in thread`` (it tried the keys 0, 1, ... and raised KeyError: 0)."""
+    thread = result.thread("0.0.r.1")
+    assert "latency_ns" in thread and "spec" in thread and "nothing" not in thread and 0 not in thread
+    assert list(thread) == list(thread.to_dict())
+    assert "histogram" in thread.latency_ns and list(result.bottleneck) == list(result.to_dict()["bottleneck"])
+
+
 def test_the_json_is_unchanged_by_the_typed_view(result):
     data = result.to_dict()
     again = Result(copy.deepcopy(data))
