@@ -100,18 +100,22 @@ class Coherence(Component):
             mct.broadcast([Packet("probe", txn, home, t, ()) for t in targets])
 
     def _order_probes(self, home: int, requester: int) -> tuple:
-        """Probe copies sharing a link leave longest round trip first (home -> target -> requester).
+        """Probe copies sharing a link leave longest round trip first (home -> target -> requester),
+        and of equal round trips the one with the longer way out first.
 
-        The order depends only on the board's structure, so relabelling the
-        nodes of a board and its workload together changes no result.
+        The order follows the board's structure, so relabelling the nodes of a
+        board and its workload together changes no result; only copies whose
+        ways out and back are as long as each other's are left in the order of
+        their node numbers.
         """
         routes = self.mcts[home].probe_routes
         back = [sri.resp_routes[requester] for sri in self.sris]
 
-        def trip(target):
-            return len(routes[target]) + len(back[target]), target
+        def order(target: int) -> tuple[int, int, int]:
+            out = len(routes[target])
+            return -(out + len(back[target])), -out, target
 
-        return tuple(sorted(self.probe_targets[home], key=lambda t: (-trip(t)[0], t)))
+        return tuple(sorted(self.probe_targets[home], key=order))
 
     def delivered(self, pkt: Packet) -> None:
         """A response packet reached its consumer."""
