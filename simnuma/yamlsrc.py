@@ -69,6 +69,7 @@ class Source:
     data: object
     lines: dict = field(default_factory=dict)
     problems: list = field(default_factory=list)
+    unreadable: set = field(default_factory=set)   # key paths (as path_text) of values reported unreadable
 
     def line(self, path: KeyPath) -> int | None:
         """Line of ``path``, or of its nearest ancestor that has one."""
@@ -94,6 +95,7 @@ class _Reader:
         self.file = file
         self.lines: dict = {}
         self.problems: list = []
+        self.unreadable: set = set()
         self.constructor = yaml.SafeLoader("")
         self.active: set = set()  # ids of the collection nodes being converted (alias cycles)
         self.count = 0
@@ -122,13 +124,19 @@ class _Reader:
         finally:
             self.active.discard(id(node))
 
-    def scalar(self, node, path: KeyPath):
-        """The Python value of a scalar; an unconstructible one is reported and kept as text."""
+    def scalar(self, node, path: KeyPath, key: bool = False):
+        """The Python value of a scalar (a value at ``path``, or a ``key`` in the mapping there); an unconstructible
+        one is reported and kept as text."""
         try:
             return self.constructor.construct_object(node, deep=True)
         except (yaml.YAMLError, ValueError, TypeError, OverflowError) as exc:
             reason = exc.problem if isinstance(exc, yaml.MarkedYAMLError) and exc.problem else str(exc)
-            self.report(node, path, f"cannot read the value {node.value!r}: {reason}")
+            if isinstance(exc, ValueError) and "digits" in reason:    # Python's limit on int() of a long text
+                reason = f"a number of {sum(c.isdigit() for c in node.value)} digits is too long to read"
+            text = node.value if len(node.value) <= 40 else node.value[:37] + "..."
+            self.report(node, path, f"cannot read the value {text!r}: {reason.splitlines()[0]}")
+            if not key:
+                self.unreadable.add(path_text(path))
             return node.value
         finally:
             self.constructor.constructed_objects.clear()
@@ -143,7 +151,7 @@ class _Reader:
             if not isinstance(key_node, yaml.ScalarNode):
                 self.report(key_node, path, "a mapping key must be a scalar (text or a number)")
                 continue
-            key = self.scalar(key_node, path)
+            key = self.scalar(key_node, path, key=True)
             child = path + (key,)
             if key in out:
                 self.report(key_node, child, f"duplicate key (first given on line {lines[child]})")
@@ -197,7 +205,7 @@ def load_yaml(text: str, file: str = "<string>") -> Source:
                                                f"more than {MAX_NODES} values after expanding aliases")])
     finally:
         reader.close()
-    return Source(file, data, reader.lines, reader.problems)
+    return Source(file, data, reader.lines, reader.problems, reader.unreadable)
 
 
 def _compose(text: str):

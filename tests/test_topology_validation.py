@@ -230,3 +230,27 @@ def test_implausible_values_and_yaml_1_1_numbers_are_refused(old, new, path, mes
     assert old in GOOD
     problems = problems_in(GOOD.replace(old, new, 1))
     assert [(p.path, message in p.message) for p in problems] == [(path, True)], problems
+
+
+@pytest.mark.parametrize("old, new, path", [
+    ("  - {id: 2, memory: {latency: 70 ns}}", "  - {id: two, memory: {latency: 70 ns}}", "nodes[2].id"),
+    ("  - {id: 2, memory: {latency: 70 ns}}", "  - {id: 1, memory: {latency: 70 ns}}", "nodes[2].id"),
+    ("  - {id: 2, memory: {latency: 70 ns}}", "  - {memory: {latency: 70 ns}}", "nodes[2]"),
+    ("  - {id: 2, memory: {latency: 70 ns}}", "  - 2", "nodes[2]"),
+    ("  width_bits: 16\n", "  width_bits: 0\n", "link_defaults.width_bits"),
+    ("  clock: 1 GHz\n", "  clock: 1 GB\n", "link_defaults.clock"),
+    ("  ddr: true\n", "  ddr: maybe\n", "link_defaults.ddr"),
+    ("{0: [0, 0], 1: [1, 0], 2: [2, 0]}", "{0: [0, 0], 1: [1, 0], 3: [2, 0]}", "layout[3]"),
+    ("  cores: 2", "  cores: " + "9" * 5000, "defaults.cores"),
+    ("routing: shortest", "routing: !!python/object:os.system ls", "routing"),
+])
+def test_one_mistake_is_one_problem_not_also_those_that_follow_from_it(old, new, path):
+    assert old in GOOD
+    problems = problems_in(GOOD.replace(old, new, 1))
+    assert [p.path for p in problems] == [path], problems
+    assert len(str(problems[0])) < 200
+
+
+def test_a_board_name_is_one_line():
+    [problem] = problems_in(GOOD.replace("name: line3", 'name: "line\\n3"'))
+    assert (problem.path, problem.message) == ("name", "expected a non-empty name on one line, got 'line\\n3'")

@@ -29,9 +29,12 @@ class _Checker:
         self.missing: dict = {}  # (scope, field path) -> [(owner path, owner name)]
         self.misspelt: set = set()  # key paths a "did you mean" pointed at
         self.bad_link_ends = False
+        self.bad_node_ids = False   # a node without a usable id was reported: a reference to a missing id follows from it
 
     def err(self, path, message):
-        self.problems.append(self.src.problem(tuple(path), message))
+        problem = self.src.problem(tuple(path), message)
+        if problem.path not in self.src.unreadable:    # a value YAML could not read is reported once, as that
+            self.problems.append(problem)
 
     def has_problem_under(self, path) -> bool:
         """Whether a problem was already reported at ``path`` or inside it."""

@@ -66,8 +66,8 @@ class _Validator(_Checker):
         name = data.get("name")
         if name is None:
             self.err((), "missing 'name'")
-        elif not isinstance(name, str) or not name.strip():
-            self.err(("name",), f"expected a non-empty name, got {name!r}")
+        elif not isinstance(name, str) or not name.strip() or not name.isprintable():
+            self.err(("name",), f"expected a non-empty name on one line, got {name!r}")
         if data.get("description") is not None and not isinstance(data["description"], str):
             self.err(("description",), "expected text")
 
@@ -113,6 +113,7 @@ class _Validator(_Checker):
         for i, entry in enumerate(raw):
             if not isinstance(entry, dict):
                 self.err(("nodes", i), f"expected a mapping such as {{id: {i}}}, got {entry!r}")
+                self.bad_node_ids = True
                 continue
             self.check_schema(entry, NODE_SCHEMA, ("nodes", i), extra=("id",))
             nid = self.node_id(entry, i, seen)
@@ -161,13 +162,15 @@ class _Validator(_Checker):
         nid = entry.get("id")
         if nid is None:
             self.err(path, f"missing 'id' (a whole number >= 0, e.g. {{id: {i}}})")
-            return None
-        if isinstance(nid, bool) or not isinstance(nid, int) or nid < 0:
+        elif isinstance(nid, bool) or not isinstance(nid, int) or nid < 0:
             self.err(path + ("id",), f"expected a node id (a whole number >= 0), got {nid!r}")
-            return None
-        if nid in seen:
+        elif nid in seen:
             self.err(path + ("id",), f"duplicate node {nid} (first at nodes[{seen[nid]}])")
-            return None
+        else:
+            seen[nid] = i
+            return nid
+        self.bad_node_ids = True
+        return None
         seen[nid] = i
         return nid
 
@@ -209,7 +212,8 @@ class _Validator(_Checker):
             if nid is None:
                 self.err(path, f"missing {end!r} (the link's end nodes)")
             elif isinstance(nid, bool) or not isinstance(nid, int) or nid not in ids:
-                self.err(path + (end,), f"unknown node {nid!r}; nodes are {_listing(ids)}")
+                if not self.follows_bad_id(nid):
+                    self.err(path + (end,), f"unknown node {nid!r}; nodes are {_listing(ids)}")
             else:
                 ends.append(nid)
         if len(ends) != 2:
@@ -249,12 +253,17 @@ class _Validator(_Checker):
         width, clock, ddr = r["width_bits"], r["clock"], r["ddr"]
         if width is None or clock is None or ddr is None:
             missing = [k for k, v in (("width_bits", width), ("clock", clock), ("ddr", ddr)) if v is None]
-            if not self.has_problem_under(path):
+            reported = all(self.has_problem_under(("link_defaults", k)) for k in missing)  # invalid there, said there
+            if not self.has_problem_under(path) and not reported:
                 self.err(path, f"'width_bits', 'clock' and 'ddr' go together; missing or invalid: "
                                f"{', '.join(missing)} (here or in link_defaults)")
             return None
         per_direction = width / 8 * clock * (2 if ddr else 1)
         return per_direction, per_direction
+
+    def follows_bad_id(self, nid) -> bool:
+        """Whether an unknown node ``nid`` (a whole number) may be the id a node entry failed to give."""
+        return self.bad_node_ids and isinstance(nid, int) and not isinstance(nid, bool) and nid >= 0
 
     # -- io and ports
     def io(self, data, ids) -> list:
@@ -275,7 +284,8 @@ class _Validator(_Checker):
                 self.err(path + ("name",), "expected text")
             nid = entry.get("node")
             if isinstance(nid, bool) or not isinstance(nid, int) or nid not in ids:
-                self.err(path + ("node",), f"unknown node {nid!r}; nodes are {_listing(ids)}")
+                if not self.follows_bad_id(nid):
+                    self.err(path + ("node",), f"unknown node {nid!r}; nodes are {_listing(ids)}")
                 continue
             out.append(nid)
         return out
@@ -308,10 +318,13 @@ class _Validator(_Checker):
             self.err(("layout",), "expected a mapping from node id to [x, y], e.g. {0: [0, 1], 1: [1, 1]}")
             return
         where: dict = {}
+        unknown = False
         for key, value in raw.items():
             path = ("layout", key)
             if key not in ids:
-                self.err(path, f"unknown node {key!r}; nodes are {_listing(ids)}")
+                unknown = True     # a misnumbered position: the node it meant has none, which need not be said
+                if not self.follows_bad_id(key):
+                    self.err(path, f"unknown node {key!r}; nodes are {_listing(ids)}")
             elif (not isinstance(value, list) or len(value) != 2
                     or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
                                for x in value)):
@@ -321,7 +334,7 @@ class _Validator(_Checker):
             else:
                 where[tuple(value)] = key
         unplaced = sorted(set(ids) - set(raw))
-        if unplaced:
+        if unplaced and not unknown:
             self.err(("layout",), f"no position for {_plural(len(unplaced), 'node')} "
                                   f"{', '.join(str(n) for n in unplaced)} (give every node one, or no layout)")
 
