@@ -118,6 +118,52 @@ def test_reference_problems_are_one_line_with_file_and_line(tmp_path, entry, mes
     assert "measurements[1]" in text
 
 
+@pytest.mark.parametrize("size, message", [
+    ("0 KiB", "an array needs at least one 64 B line"),
+    ("-1 MiB", "an array needs at least one 64 B line"),
+    ("2000 TiB", "an array is at most 1024 TiB"),
+])
+def test_reference_size_is_an_array_size(tmp_path, size, message):
+    path = _reference(tmp_path, [{"case": "0.0.r.1", "metric": "time_percent", "value": 108, "source": "x"}],
+                      size=size)
+    with pytest.raises(CalibrationError) as info:
+        load_measurements(path)
+    assert str(info.value).startswith(f"{path}:")
+    assert f"size: {message}" in str(info.value)
+
+
+def test_reference_values_in_exponent_notation(tmp_path):
+    path = tmp_path / "ref.yaml"
+    path.write_text("format: simnuma-reference/1\nboard: quartet\nmeasurements:\n"
+                    "  - {case: 0.0.r.1, metric: time_percent, value: 1.08e2, source: x}\n"
+                    "  - {case: 0.0.r.1, metric: thread_GBps, value: 2e0 GB/s, source: x}\n")
+    assert [m.value for m in load_measurements(path)] == [108.0, 2.0]
+
+
+@pytest.mark.parametrize("old, new, where", [
+    ("{case: 0.0.r.1, metric: time_percent", "{case: 9.0.r.1, metric: time_percent", "5: measurements[0].case: '9.0.r.1'"),
+    ("{case: 0.0.r.1, metric: time_percent", "{case: 0.0.r.1 0.0.w.1, metric: time_percent",
+     "5: measurements[0].case: '0.0.w.1': core 0.0"),
+    ("baseline: 0.0.r.0", "baseline: 0.7.r.0", "2: baseline: '0.7.r.0'"),
+    ("node: 1,", "node: 7,", "6: measurements[1].node: board 'quartet' has no node 7"),
+    ("link: 1->0", "link: 0->3", "7: measurements[2].link: board 'quartet' has no link 0->3"),
+])
+def test_measurements_the_board_cannot_take_say_where(tmp_path, old, new, where):
+    from simnuma.calibrate import check_measurements
+    from simnuma.topology import load_topology
+
+    text = ("format: simnuma-reference/1\nbaseline: 0.0.r.0\nboard: quartet\nmeasurements:\n"
+            "  - {case: 0.0.r.1, metric: time_percent, value: 108, source: x}\n"
+            "  - {case: 0.0.r.1, metric: memory_GBps, node: 1, value: 1.6 GB/s, source: x}\n"
+            "  - {case: 0.0.r.1, metric: link_GBps, link: 1->0, value: 2.2 GB/s, source: x}\n")
+    path = tmp_path / "ref.yaml"
+    path.write_text(text.replace(old, new))
+    with pytest.raises(CalibrationError) as info:
+        check_measurements(load_topology("quartet"), load_measurements(path))
+    assert str(info.value).startswith(f"{path}:{where}")
+    assert "\n" not in str(info.value)
+
+
 def test_reference_duplicate_measurement(tmp_path):
     entry = {"case": "0.0.r.1", "metric": "time_percent", "value": 108, "source": "x"}
     with pytest.raises(CalibrationError, match="measured twice"):
@@ -211,6 +257,16 @@ def test_bad_json_files(tmp_path, content, message):
     path = tmp_path / "x.json"
     path.write_text(content)
     with pytest.raises(CalibrationError, match=message):
+        load_measurements(path)
+
+
+@pytest.mark.parametrize("size", [0, -5, "64 MiB", 1.5, 2**60, True])
+def test_a_report_with_a_nonsense_array_size_is_refused(tmp_path, size):
+    path = tmp_path / "x.json"
+    report = bench_report([("0.0.r.0", "foreground", 9.5, 6.7)])
+    report["size_bytes"] = size
+    path.write_text(json.dumps(report))
+    with pytest.raises(CalibrationError, match=r"x\.json: size_bytes: expected the bytes of an array"):
         load_measurements(path)
 
 

@@ -113,16 +113,18 @@ _SKELETON_DESCRIPTION = re.compile(r"^(?P<model>.+), \d+ NUMA node\(s\), \d+ CPU
 def check_measurements(topology: Topology, data: MeasurementSet) -> None:
     """Raise CalibrationError unless ``data`` was measured on ``topology``'s machine and fits on it."""
     _check_machine(topology, data)
-    for case in data.cases:
-        _check_case(topology, case)
+    placed: set = set()
     for m in data:
+        for key, case in (("case", m.case),) + ((("baseline", _baseline(m, topology)),)
+                                                 if m.metric == "time_percent" else ()):
+            if case.name not in placed:
+                _check_case(topology, case, m, key)
+                placed.add(case.name)
         if m.metric == "memory_GBps" and m.node not in topology.node_ids:
-            raise CalibrationError(f"{m.origin}: {m.key}: board {topology.name!r} has no node {m.node}")
+            raise CalibrationError(f"{m.at('node')}: board {topology.name!r} has no node {m.node}")
         if m.metric.startswith("link_") and m.link not in set(topology.directions):
-            raise CalibrationError(f"{m.origin}: {m.key}: board {topology.name!r} has no link"
+            raise CalibrationError(f"{m.at('link')}: board {topology.name!r} has no link"
                                    f" {m.link[0]}->{m.link[1]}")
-        if m.metric == "time_percent":
-            _check_case(topology, _baseline(m, topology))
 
 
 def _check_machine(topology: Topology, data: MeasurementSet) -> None:
@@ -147,11 +149,15 @@ def _check_machine(topology: Topology, data: MeasurementSet) -> None:
                                f"{' and another CPU' if skeleton else ''} (measurements of another host)")
 
 
-def _check_case(topology: Topology, case: Case) -> None:
+def _check_case(topology: Topology, case: Case, m, key: str) -> None:
+    """Raise CalibrationError, saying where measurement ``m`` gives ``case`` (its ``key``), unless it can be placed."""
     try:
         Workload(case.specs, case.background_on(topology)).check(topology)
     except SpecError as exc:
-        raise CalibrationError(f"case {case.name!r} cannot be placed on board {topology.name!r}: {exc}") from None
+        if key in dict(m.where):
+            raise CalibrationError(f"{m.at(key)}: {exc}") from None
+        raise CalibrationError(f"{m.origin}: case {case.name!r} cannot be placed on board {topology.name!r}:"
+                               f" {exc}") from None
 
 
 HUGE_PAGES = 0.99   # a chase with at least this share of its array on huge pages timed memory, not page walks

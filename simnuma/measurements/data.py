@@ -80,6 +80,12 @@ class Measurement:
     caveat: str = ""            # why the number may not be trusted (a shared CPU, spread repetitions)
     huge_fraction: float | None = None  # share of the thread's arrays on huge pages; None: the source does not say
     repetitions: tuple = ()     # the metric's value in each timed repetition (empty: the source gives none)
+    where: tuple = ()           # ((key, 'file:line: key.path'), ...): where a reference dataset gives its keys
+
+    def at(self, key: str) -> str:
+        """Where the measurement gives ``key`` (``case``, ``node``, ``link``, ``baseline``), as a message starts:
+        ``file:line: key.path`` in a reference dataset, else the file and the measurement."""
+        return dict(self.where).get(key, f"{self.origin}: {self.key}")
 
     @property
     def unit(self) -> str:

@@ -6,7 +6,7 @@ import math
 from typing import NoReturn
 
 from ..errors import CalibrationError, SpecError
-from ..units import UnitError, parse_quantity, parse_size_bytes
+from ..units import _BARE_NUMBER, UnitError, parse_array_bytes, parse_quantity
 from ..workload import parse_spec
 from ..yamlsrc import load_yaml, path_text
 from .data import _LINK, METRICS, REFERENCE_FORMAT, MachineInfo, Measurement, MeasurementSet, parse_case
@@ -24,11 +24,15 @@ class _Reference:
         if self.src.problems:
             raise CalibrationError(str(self.src.problems[0]))
 
-    def fail(self, path, message) -> NoReturn:
+    def at(self, path) -> str:
+        """``file:line: key.path`` of ``path``, as a message starts."""
         line = self.src.line(tuple(path))
         where = f"{self.shown}:{line}" if line is not None else self.shown
         key = path_text(tuple(path))
-        raise CalibrationError(f"{where}: {key}: {message}" if key else f"{where}: {message}")
+        return f"{where}: {key}" if key else where
+
+    def fail(self, path, message) -> NoReturn:
+        raise CalibrationError(f"{self.at(path)}: {message}")
 
     def read(self) -> MeasurementSet:
         data = self.src.data
@@ -73,7 +77,7 @@ class _Reference:
         if "size" not in data:
             return None
         try:
-            return parse_size_bytes(data["size"])
+            return parse_array_bytes(data["size"])
         except UnitError as exc:
             self.fail(("size",), str(exc))
 
@@ -106,13 +110,18 @@ class _Reference:
         if not isinstance(source, str) or not source.strip():
             self.fail(path + ("source",), "every published number needs its source (a key of 'sources' or text)")
         citation = sources.get(source, source)
+        where = tuple((key, self.at(path + (key,))) for key in ("case", "node", "link") if key in entry)
+        if baseline is not None:
+            where += (("baseline", self.at(("baseline",))),)
         return Measurement(case=case, metric=metric, value=value, source=str(citation).strip(), machine=machine,
-                           origin=self.shown, size_bytes=size, baseline=baseline, **subject)
+                           origin=self.shown, size_bytes=size, baseline=baseline, where=where, **subject)
 
     def value(self, raw, metric, path) -> float:
         kind = METRICS[metric][2]
         if isinstance(raw, bool):
             self.fail(path, f"expected a number, got {raw!r}")
+        if isinstance(raw, str) and _BARE_NUMBER.match(raw):
+            raw = float(raw)        # 1e2: a number YAML 1.1 reads as text
         if isinstance(raw, (int, float)):
             value = float(raw)
         elif isinstance(raw, str) and kind is not None:

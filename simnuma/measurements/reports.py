@@ -6,7 +6,7 @@ import math
 from pathlib import Path
 
 from ..errors import CalibrationError, SpecError
-from ..units import LINE_BYTES
+from ..units import LINE_BYTES, MOST_ARRAY_BYTES
 from ..workload import parse_spec
 from .data import (
     BENCH_FORMAT,
@@ -49,6 +49,10 @@ def _report_measurements(report: dict, shown: str, machine: MachineInfo) -> list
     except SpecError as exc:
         raise CalibrationError(f"{shown}: {exc}") from None
     size = report.get("size_bytes")
+    if size is not None and (isinstance(size, bool) or not isinstance(size, int)
+                             or not LINE_BYTES <= size <= MOST_ARRAY_BYTES):
+        raise CalibrationError(f"{shown}: size_bytes: expected the bytes of an array, a whole number from"
+                               f" {LINE_BYTES} to 1024 TiB, got {size!r}")
     source = f"simnuma bench, {shown}" + (f", {report['date']}" if report.get("date") else "")
     out = []
     for t in threads:
@@ -65,7 +69,7 @@ def _report_measurements(report: dict, shown: str, machine: MachineInfo) -> list
         if not math.isfinite(value) or value <= 0:
             raise CalibrationError(f"{shown}: thread {label!r} has no positive {metric} ({value!r})")
         out.append(Measurement(case=case, metric=metric, value=value, source=source, machine=machine,
-                               origin=shown, thread=label, size_bytes=size if isinstance(size, int) else None,
+                               origin=shown, thread=label, size_bytes=size,
                                caveat=_caveat(t, parse_spec(label).op),
                                huge_fraction=thread_huge_fraction(t), repetitions=thread_repetitions(t, metric)))
     return out
