@@ -83,6 +83,17 @@ BAD_STUDIES = [
     ("name: a\nboard: dual\nplot: pie\ncases: [0.0.r.0]\n", 3, "plot: unknown plot kind 'pie'"),
     ("name: a\nboard: dual\nsize: 1e308 B\ncases: [0.0.r.0]\n", 3, "size: an array is at most 1024 TiB per thread"),
     ("name: a\nboard: dual\ncases: [0.0.r.0\n", 4, "YAML syntax error"),
+    ("name: a\nboard: dual\nplot: matrix\ncases: [0.0.r.0]\n", 3, "plot: a matrix plot draws the cases of a matrix"),
+    ("name: a\nboard: dual\nplot: matrix\ncases:\n  - {case: 0.0.r.1, group: matrix}\n", 5,
+     "cases[0].group: the group 'matrix' is the matrix entries'"),
+    ("name: a\nboard: dual\ncases: [0.0.r.0]\nclaims:\n  - bottleneck: {case: 0.0.r.0, resource: link 0->2}\n"
+     "    says: x\n    phenomenon: 1\n", 5, "claims[0].bottleneck.resource: 'link 0->2': no link direction 0->2"),
+    ("name: a\nboard: dual\ncases: [0.0.r.0]\nclaims:\n  - bottleneck: {case: 0.0.r.0, resource: memory N2}\n"
+     "    says: x\n    phenomenon: 1\n", 5, "claims[0].bottleneck.resource: 'memory N2': no node 2 on board 'dual'"),
+    ("name: a\nboard: dual\ncases: [0.0.r.0, 0.0.r.1]\nclaims:\n  - slower: 0.0.r.1\n    than: 0.0.r.0\n"
+     "    says: x\n    phenomenon: [1]\n", 8, "claims[0].phenomenon: expected the note's phenomenon number (1 to 6)"),
+    ("name: a\nboard: dual\ncases: [0.0.r.0, 0.0.x.1]\nboard_figure: 0.0.r.1\nclaims:\n  - slower: 0.0.r.1\n"
+     "    than: 0.0.r.0\n    says: x\n    phenomenon: 1\n", 3, "cases[1]: '0.0.x.1': unknown op 'x'"),
 ]
 
 

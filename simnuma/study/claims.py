@@ -153,7 +153,20 @@ def _read_bottleneck(ctx: _ClaimContext, value) -> dict:
     resource = target["resource"]
     if not isinstance(resource, str) or not re.fullmatch(r"(link( \d+->\d+)?|memory( N\d+)?)", resource):
         ctx.fail((ctx.kind, "resource"), f"expected 'link', 'memory', 'link A->B' or 'memory NX', got {resource!r}")
-    return {"case": ctx.ref((ctx.kind, "case"), target["case"]), "resource": resource}
+    key = ctx.ref((ctx.kind, "case"), target["case"])
+    topo = ctx.boards[key[0]].topology
+    numbers = [int(n) for n in re.findall(r"\d+", resource)]
+    if len(numbers) == 2:
+        if tuple(numbers) not in topo.directions:
+            known = ", ".join(f"{a}->{b}" for a, b in topo.directions)
+            ctx.fail((ctx.kind, "resource"), f"{resource!r}: no link direction {numbers[0]}->{numbers[1]} on board"
+                                             f" {key[0]!r}; directions: {known}")
+        resource = f"link {numbers[0]}->{numbers[1]}"     # as a result names it
+    elif numbers:
+        if numbers[0] not in topo.node_ids:
+            ctx.fail((ctx.kind, "resource"), f"{resource!r}: no node {numbers[0]} on board {key[0]!r}")
+        resource = f"memory N{numbers[0]}"
+    return {"case": key, "resource": resource}
 
 
 def _fraction(ctx, value) -> float:

@@ -86,6 +86,7 @@ class _StudyReader:
         self.src = src
         self.folder = folder
         self.problems = list(src.problems)
+        self.bad_cases = False    # an entry of 'cases' was reported: a reference to a case it meant follows from it
 
     # -- problems
     def err(self, path, message):
@@ -124,6 +125,8 @@ class _StudyReader:
         cases = self.cases(data, boards) if boards else []
         claims = self.claims(data, boards, cases) if cases else []
         figure = self.board_figure(data, boards, cases) if cases else ()
+        if plot == "matrix" and cases and not self.bad_cases and not any(MATRIX_GROUP in c.groups for c in cases):
+            self.err(("plot",), "a matrix plot draws the cases of a matrix entry; add one to cases, e.g. {matrix: r}")
         if self.problems:
             self.raise_problems()
         return Study(name=name, title=self.text(data, "title", name), description=self.text(data, "description", ""),
@@ -255,6 +258,7 @@ class _StudyReader:
                         seen[case.key] = case
                         out.append(case)
             except _Invalid:
+                self.bad_cases = True
                 continue
         return out
 
@@ -299,6 +303,9 @@ class _StudyReader:
             return ()
         if not isinstance(group, str) or not _NAME.match(group):
             self.fail(path + ("group",), f"expected a group name, got {group!r}")
+        if group == MATRIX_GROUP:
+            self.fail(path + ("group",), f"the group {MATRIX_GROUP!r} is the matrix entries' ({{matrix: r}});"
+                                         " give this group another name")
         return (group,)
 
     def entry_texts(self, path, entry, form):
@@ -378,8 +385,14 @@ class _StudyReader:
             self.fail(path, str(exc))
         key = (label, canonical)
         if key not in cases_by_key:
-            self.fail(path, f"no case {canonical!r} on board {label!r} in this study's cases")
+            self.missing_case(path, f"no case {canonical!r} on board {label!r} in this study's cases")
         return key
+
+    def missing_case(self, path, message) -> NoReturn:
+        """Stop at a reference to a case the study lacks: reported, unless a broken entry of 'cases' was."""
+        if self.bad_cases:
+            raise _Invalid()
+        self.fail(path, message)
 
     def operand(self, path, value, cases_by_key, boards, cases) -> Operand:
         if isinstance(value, str):
@@ -411,7 +424,7 @@ class _StudyReader:
         keys = tuple(c.key for c in cases if c.board == board and (name == ALL_GROUP or name in c.groups))
         if not keys:
             known = sorted({g for c in cases for g in c.groups})
-            self.fail(path, f"no group {name!r} on board {board!r}; groups: {', '.join(known) or 'none'}")
+            self.missing_case(path, f"no group {name!r} on board {board!r}; groups: {', '.join(known) or 'none'}")
         return keys
 
     # -- claims
@@ -448,6 +461,9 @@ class _StudyReader:
             self.fail(path, "a claim needs 'says': a sentence saying what it checks")
         if "phenomenon" not in entry or entry["phenomenon"] in (None, ""):
             self.fail(path, "a claim needs 'phenomenon': the note's phenomenon number, or a short name")
+        phenomenon = entry["phenomenon"]
+        if not (isinstance(phenomenon, str) and phenomenon.isprintable() or type(phenomenon) is int and 0 < phenomenon < 7):
+            self.fail(path + ("phenomenon",), f"expected the note's phenomenon number (1 to 6) or a short name, got {phenomenon!r}")
         metric = entry.get("metric", "time")
         if metric not in METRICS:
             self.fail(path + ("metric",), f"unknown metric {metric!r}; expected one of {', '.join(METRICS)}")
@@ -466,7 +482,7 @@ class _StudyReader:
                 keys = tuple((label, parse_case(value).text) for label in boards)
                 keys = tuple(k for k in keys if k in by_key)
                 if not keys:
-                    self.fail(("board_figure",), f"no case {value!r} in this study's cases")
+                    self.missing_case(("board_figure",), f"no case {value!r} in this study's cases")
                 return keys
             return (self.ref(("board_figure",), value, by_key, boards),)
         except (_Invalid, SpecError) as exc:
