@@ -168,6 +168,27 @@ def test_bad_sweeps_say_where(text, message):
     assert all(line.startswith("s.yaml") for line in str(info.value).splitlines())
 
 
+@pytest.mark.parametrize("text,message", [
+    ("name: x\nboards: [quartet]\ngrid: {defaults.memory.latncy: [50 ns, 60 ns]}\ncases: [0.0.r.0]\n",
+     "s.yaml:3: grid.defaults.memory.latncy: on quartet: no such parameter"),
+    ("name: x\nboards: [{board: quartet, label: \"a\\nb\"}]\ncases: [0.0.r.0]\n",
+     "s.yaml:2: boards[0].label: expected a label (text on one line), got 'a\\nb'"),
+    ("name: x\nboards: [quartet]\ncases: [{set: crossfire}]\nrank: [all_to_all_GBps]\n",
+     "s.yaml:4: rank[0]: all_to_all_GBps comes from the all-to-all cases ({set: all-to-all})"),
+    ("name: x\nboards: [quartet]\ncases: [{set: single, background: full@low}]\nrank: [local_latency_ns_worst]\n",
+     "s.yaml:4: rank[0]: local_latency_ns_worst comes from the idle single-thread cases"),
+])
+def test_one_mistake_in_a_sweep_is_one_line(text, message):
+    with pytest.raises(SweepError) as info:
+        parse_sweep(text, "s.yaml")
+    assert str(info.value).startswith(message) and "\n" not in str(info.value), str(info.value)
+
+
+def test_the_default_ranking_uses_what_the_cases_give():
+    sweep = parse_sweep("name: x\nboards: [quartet]\ncases: [{set: single, background: full@low}, {set: crossfire}]\n")
+    assert sweep.rank == ("crossfire_penalty",)
+
+
 def test_the_grid_is_the_product_on_every_board():
     sweep = parse_sweep(GRID)
     names = [c.name for c in sweep.configs()]

@@ -79,6 +79,7 @@ class _SweepReader:
         self.src = src
         self.folder = folder
         self.problems = list(src.problems)
+        self.bad_cases = False     # an entry of 'cases' was reported: what it would give is unknown
 
     def err(self, path, message) -> None:
         self.problems.append(self.src.problem(tuple(path), message))
@@ -128,6 +129,11 @@ class _SweepReader:
         if points > _MOST_POINTS:
             self.err(("grid",) if grid else (), f"{points:,} board configurations and cases: more than"
                                                f" {_MOST_POINTS:,}; split the sweep")
+        if not self.bad_cases:
+            for i, aggregate in enumerate(rank):
+                if not _available(aggregate, cases):
+                    self.err(("rank", i), f"{aggregate} comes from {_NEEDS[str(AGGREGATES[aggregate][2])]}, which"
+                                          " this sweep's cases do not have")
         if self.problems:
             self.raise_problems()
         if not rank:
@@ -227,8 +233,8 @@ class _SweepReader:
             raise _Invalid()
         topo = topo.with_parameters(changes) if changes else topo
         label = entry.get("label", topo.name)
-        if not isinstance(label, str) or not label.strip():
-            self.fail(path + ("label",), f"expected a label (text), got {label!r}")
+        if not isinstance(label, str) or not label.strip() or not label.isprintable():
+            self.fail(path + ("label",), f"expected a label (text on one line), got {label!r}")
         return [BoardEntry(label, topo, str(entry["board"]))]
 
     def wiring_entry(self, path, entry) -> list:
@@ -301,17 +307,20 @@ class _SweepReader:
                 continue
             if len(set(map(str, values))) != len(values):
                 self.err(path, "a value is given twice")
-            bad = False
+            failures = []     # (value's index, message)
             for j, value in enumerate(values):
                 for b in boards:
                     try:
                         b.topology.with_parameters({key: value})
                     except SimnumaError as exc:
-                        self.err(path + (j,) if isinstance(raw[key], list) else path,
-                                 f"on {b.label}: {_change_message(exc, key)}")
-                        bad = True
+                        failures.append((j, f"on {b.label}: {_change_message(exc, key)}"))
                         break
-            if not bad:
+            if len(failures) == len(values) > 1 and len({message for _, message in failures}) == 1:
+                self.err(path, failures[0][1])      # the path itself, whatever the value (an unknown parameter)
+            else:
+                for j, message in failures:
+                    self.err(path + (j,) if isinstance(raw[key], list) else path, message)
+            if not failures:
                 out.append((str(key), tuple(values)))
         return tuple(out)
 
@@ -321,12 +330,14 @@ class _SweepReader:
         if not isinstance(raw, list) or not raw:
             self.err(("cases",) if "cases" in data else (), "expected a list of cases or named sets, e.g."
                                                             " ['0.0.w.1 1.0.w.0', {set: single, ops: [r]}]")
+            self.bad_cases = True
             return []
         out = []
         for i, entry in enumerate(raw):
             try:
                 out.append(self.case_entry(("cases", i), entry, boards))
             except _Invalid:
+                self.bad_cases = True
                 continue
         return out
 
@@ -393,13 +404,23 @@ def _product(grid) -> int:
     return n
 
 
+# the cases an aggregate comes from (spec.AGGREGATES), as a message names them
+_NEEDS = {"single": "the idle single-thread cases ({set: single}, or {set: local} for the local latencies, without"
+                    " background)",
+          "crossfire": "the crossfire pairs ({set: crossfire})", "all-to-all": "the all-to-all cases ({set: all-to-all})"}
+
+
+def _available(aggregate: str, cases) -> bool:
+    """Whether the cases give ``aggregate`` a value (as :func:`simnuma.sweeps.workloads.aggregates` computes it)."""
+    need = AGGREGATES[aggregate][2]
+    if need is None:
+        return True
+    if need == "single":
+        kinds = ("single", "local") if aggregate.startswith("local_") else ("single",)
+        return any(c.kind in kinds and not c.background for c in cases)
+    return any(c.kind == need for c in cases)
+
+
 def _default_rank(cases) -> tuple:
-    kinds = {c.kind for c in cases}
-    rank = []
-    if "single" in kinds or "local" in kinds:
-        rank.append("local_latency_ns_worst")
-    if "crossfire" in kinds:
-        rank.append("crossfire_penalty")
-    if "all-to-all" in kinds:
-        rank.append("all_to_all_GBps")
-    return tuple(rank) or ("mean_time_percent",)
+    rank = tuple(a for a in ("local_latency_ns_worst", "crossfire_penalty", "all_to_all_GBps") if _available(a, cases))
+    return rank or ("mean_time_percent",)
