@@ -66,6 +66,13 @@ def test_one_thread_runs(tmp_path, fmt, file, case, value):
     ("likwid", "Test: copy\nMByte/s: 5\n", None, "likwid-bench test 'copy'"),
     ("mlc", (TOOLS / "mlc-dual.txt").read_text().replace("       1\t 137.2", "       7\t 137.2"), None,
      "NUMA nodes [7]"),
+    ("stream", (TOOLS / "stream-1thread.txt").read_text().replace("Triad:           4693.9", "Triad:           -4693.9"),
+     None, "the best Triad rate is -4693.9 MB/s; expected a positive number"),
+    ("likwid", (TOOLS / "likwid-load.txt").read_text().replace("15847.73", "0"), None,
+     "the load rate is 0 MB/s; expected a positive number"),
+    ("mlc", (TOOLS / "mlc-dual.txt").read_text().replace(" 137.2", " -137.2"), None,
+     "the idle latency from node 1 to node 0 is -137.2 ns"),
+    ("stream", (TOOLS / "stream-1thread.txt").read_text(), "0.0.t.0@1GB/s", "expected one thread N.C.t.M"),
 ])
 def test_what_cannot_be_imported_says_why(fmt, text, case, message):
     with pytest.raises(SpecError, match=message.replace("[", r"\[").replace("]", r"\]")):

@@ -22,6 +22,7 @@ fits), every measurement with the case simnuma simulates for it.  The tools' con
 """
 from __future__ import annotations
 
+import math
 import re
 
 import yaml
@@ -121,15 +122,24 @@ def parse_likwid(text: str) -> dict:
 _LIKWID_OPS = {"load": "r", "store": "w", "stream": "t"}
 
 
+def _positive(value: float, what: str, unit: str) -> float:
+    """``value``, or SpecError when the tool's number is not a positive one (a damaged or edited output)."""
+    if not (math.isfinite(value) and value > 0):
+        raise SpecError(f"{what} is {value:g} {unit}; expected a positive number")
+    return value
+
+
 def _measurements_mlc(data: dict, topology) -> list:
     ids = set(topology.node_ids)
     out = []
     for (i, j), ns in sorted(data["latency"].items()):
         if i in ids and j in ids:
+            _positive(ns, f"the idle latency from node {i} to node {j}", "ns")
             out.append({"case": f"{i}.0.l.{j}", "metric": "thread_latency_ns", "thread": f"{i}.0.l.{j}",
                         "value": f"{ns} ns", "source": "mlc"})
     for (i, j), mbps in sorted(data["bandwidth"].items()):
         if i in ids and j in ids:
+            _positive(mbps, f"the bandwidth from node {i} to node {j}", "MB/s")
             case = " ".join(f"{i}.{c}.r.{j}" for c in range(topology.node(i).cores))
             out.append({"case": case, "metric": "memory_GBps", "node": j, "value": f"{mbps} MB/s", "source": "mlc"})
     first = topology.node_ids[0]
@@ -137,6 +147,7 @@ def _measurements_mlc(data: dict, topology) -> list:
     for delay, ns, mbps in data["loaded"]:
         if not others or mbps <= 0:
             continue
+        _positive(ns, f"the loaded latency at inject delay {delay}", "ns")
         rate = mbps / len(others)
         background = " ".join(f"{n}.{c}.r.{n}@{rate / 1000:.3f}GB/s" for n, c in others)
         out.append({"case": f"{first}.0.l.{first} + {background}", "metric": "thread_latency_ns",
@@ -173,8 +184,10 @@ def reference_yaml(fmt: str, text: str, topology, source_name: str, case: str | 
             raise SpecError(f"the run used {threads} threads; simnuma imports one-thread runs, each placed by --case")
         spec = case or f"{topology.node_ids[0]}.0.{op}.{topology.node_ids[0]}"
         parsed = parse_case(spec)
-        if len(parsed.threads) != 1 or parsed.background or parsed.specs[0].op != op:
+        if (len(parsed.threads) != 1 or parsed.background or parsed.specs[0].op != op
+                or parsed.specs[0].rate_GBps is not None):
             raise SpecError(f"--case {spec!r}: expected one thread N.C.{op}.M (where the {fmt} run ran)")
+        _positive(rate, "the best Triad rate" if fmt == "stream" else f"the {data['test']} rate", "MB/s")
         measurements = [{"case": spec, "metric": "thread_GBps", "thread": parsed.threads[0], "value": f"{rate} MB/s",
                          "source": fmt}]
     else:
