@@ -123,10 +123,14 @@ def _status(path: Path):
         raise SimnumaError(f"{_named(path)}: cannot write here: {exc.strerror}") from None
 
 
-def check_output_file(path, option: str = "output file") -> Path:
-    """``path`` as a result file, checked before any work: never a link, a folder, a device or a FIFO.
+def check_output_file(path, option: str = "output file", inputs=()) -> Path:
+    """``path`` as a result file, checked before any work: never a link, a folder, a device or a FIFO, nor one of
+    the files the command reads, ``inputs`` (``(what, path)`` pairs: ``("the board", "my.yaml")``).
     ``option`` (``-o``) names the argument in a message about the path's text."""
     path = _output_path(path, "file", option)
+    for what, given in inputs:
+        if _same_file(path, given):
+            raise SimnumaError(f"{option} {_named(path)}: is {what} this command reads; give another path")
     info = _status(path)
     if info is None:
         _writable_place(path)
@@ -139,6 +143,14 @@ def check_output_file(path, option: str = "output file") -> Path:
     if not os.access(path.parent, os.W_OK | os.X_OK):
         raise SimnumaError(f"{_named(path)}: cannot write here: no permission to write in {_named(path.parent)}")
     return path
+
+
+def _same_file(path: Path, given) -> bool:
+    """Whether ``path`` and ``given`` (a path, or a name that is none) are one existing file."""
+    try:
+        return os.path.samefile(path, str(given))
+    except (OSError, ValueError):
+        return False
 
 
 def check_output_folder(path, option: str = "output folder") -> Path:

@@ -123,6 +123,36 @@ def test_a_bad_output_path_is_refused_before_any_simulation(tmp_path, monkeypatc
     assert len(err) == 1 and "not a folder" in err[0], err
 
 
+@pytest.mark.parametrize("argv, message", [
+    (["run", "BOARD", "0.0.r.0", "-o", "BOARD"], "-o BOARD: is the board this command reads"),
+    (["run", "BOARD", "0.0.r.0", "--trace", "BOARD"], "--trace BOARD: is the board this command reads"),
+    (["export", "slit", "BOARD", "-o", "BOARD"], "-o BOARD: is the board this command reads"),
+    (["matrix", "BOARD", "--csv", "BOARD"], "--csv BOARD: is the board this command reads"),
+    (["import", "stream", "STREAM", "--board", "dual", "-o", "STREAM"], "-o STREAM: is the stream output this command"),
+    (["calibrate", "dual", "REF", "-o", "REF"], "-o REF: is a measurement file this command reads"),
+    (["calibrate", "BOARD", "REF", "-o", "OUT", "--json", "BOARD"], "--json BOARD: is the board this command reads"),
+])
+def test_an_output_is_never_an_input_of_the_command(tmp_path, monkeypatch, capsys, argv, message):
+    from simnuma import runner
+    from simnuma.model import system
+
+    def no_simulation(*args, **kwargs):
+        raise AssertionError("simulated before checking the output path")
+
+    monkeypatch.setattr(system, "simulate", no_simulation)
+    monkeypatch.setattr(runner, "simulate_job", no_simulation)
+    files = {"BOARD": "board.yaml", "STREAM": "stream.txt", "REF": "ref.yaml", "OUT": "out.yaml"}
+    for name in ("BOARD", "STREAM", "REF"):
+        (tmp_path / files[name]).write_text(f"the {name}")
+    argv = [str(tmp_path / files[a]) if a in files else a for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    for name, file in files.items():
+        message = message.replace(name, str(tmp_path / file))
+    assert len(err) == 1 and err[0].startswith(message) and err[0].endswith("; give another path"), err
+    assert all((tmp_path / files[n]).read_text() == f"the {n}" for n in ("BOARD", "STREAM", "REF"))
+
+
 def test_sigterm_stops_the_run_its_workers_and_leaves_the_folder_as_it_was(tmp_path):
     study = write(tmp_path, TINY.replace("size: 64 KiB", "size: 64 MiB").replace("plot: loads", "plot: loads"),
                   "slow.yaml")

@@ -100,13 +100,15 @@ def _check_jobs(jobs: int) -> int:
     return jobs
 
 
-def _check_outputs(output: str, json_path: str | None) -> None:
-    """``-o`` and ``--json``, checked before the fit: files simnuma may write, and two of them."""
+def _check_outputs(output: str, json_path: str | None, board: str, sources) -> None:
+    """``-o`` and ``--json``, checked before the fit: files simnuma may write, two of them, and neither a
+    measurement file (nor ``--json`` the board, which ``-o`` may replace with its calibrated copy)."""
     from ..fileio import check_output_file
 
-    check_output_file(output, "-o")
+    measurements = tuple(("a measurement file", s) for s in sources)
+    check_output_file(output, "-o", measurements)
     if json_path is not None:
-        check_output_file(json_path, "--json")
+        check_output_file(json_path, "--json", measurements + (("the board", board),))
         if Path(json_path).resolve() == Path(output).resolve():
             raise CalibrationError(f"--json {json_path}: the same file as -o {output}; give another")
 
@@ -129,7 +131,7 @@ def cmd_calibrate(args) -> int:
     from ..fileio import progress, write_atomic, write_json
     from ..measurements import load_measurements
 
-    _check_outputs(args.output, args.json)   # now, before the fit
+    _check_outputs(args.output, args.json, args.board, args.sources)   # now, before the fit
     jobs = _check_jobs(args.jobs)
     max_evaluations = _max_evaluations(args.max_evaluations)
     topology, text = _board_text(args.board)

@@ -76,7 +76,7 @@ def cmd_matrix(args) -> int:
 
     for option, path in (("--csv", args.csv), ("--figure", args.figure)):
         if path is not None:
-            check_output_file(path, option)
+            check_output_file(path, option, (("the board", args.board),))
     topo, m = _matrices(args, ("latency", "bandwidth", "loaded"))
     if args.csv is not None:
         write_atomic(args.csv, matrices_csv(m))
@@ -100,7 +100,7 @@ def cmd_export(args) -> int:
     if not 2**20 <= memory <= 2**50:
         raise SpecError(f"--memory: expected 1 MiB to 1 PiB per node, got {args.memory!r}")
     if args.output is not None:
-        check_output_file(args.output, "-o")
+        check_output_file(args.output, "-o", (("the board", args.board),))
     parts = ("latency", "bandwidth") if args.format in ("qemu", "hwloc") else ("latency",)
     topo, m = _matrices(args, parts)
     text = export(args.format, topo, m, memory // 2**20)
@@ -120,7 +120,7 @@ def cmd_import(args) -> int:
     from ..formats.imports import reference_yaml
     from ..topology import load_topology
 
-    check_output_file(args.output, "-o")
+    check_output_file(args.output, "-o", ((f"the {args.format} output", args.file), ("the board", args.board)))
     topo = load_topology(args.board)
     name = shown(args.file)
     if not args.file:

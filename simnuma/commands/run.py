@@ -124,11 +124,12 @@ def cmd_run(args) -> int:
     from ..model.deadlock import DeadlockError
     from ..report import render_result
 
+    board = (("the board", args.board),)
     if args.output is not None:
-        check_output_file(args.output, "-o")      # before the simulation
+        check_output_file(args.output, "-o", board)      # before the simulation
     for option, path in (("--trace", args.trace), ("--timeline", args.timeline), ("--animate", args.animate)):
         if path is not None:
-            check_output_file(path, option)
+            check_output_file(path, option, board)
     recorder = _recorder(args)
     topo, changes = changed_board(args.board, args.changes)
     case = parse_case(args.specs, args.bg).placed(topo)
