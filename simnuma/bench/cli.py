@@ -110,15 +110,15 @@ def _print_warnings(report: dict) -> None:
 
 
 def cmd_run(args) -> int:
-    if args.output:
-        check_output_file(args.output)      # before the benchmark runs
+    if args.output is not None:
+        check_output_file(args.output, "-o")      # before the benchmark runs
     case = parse_case(args.specs, args.bg)
     if case.subscription:
         raise SpecError(f"{case.name!r}: a named background set ({case.subscription}@{case.load}) is placed on a"
                         " board, not on this host; give the background threads, e.g. + 0.1.r.0@0.5GB/s")
     report = run_bench(case.threads, case.background, size_bytes=args.size, reps=args.reps,
                        allow_misplaced=args.allow_misplaced, pages=args.pages)
-    if args.output:
+    if args.output is not None:
         write_json(args.output, report)
         print("\n".join(summary_lines(report)))
         print(f"wrote {args.output}")
@@ -129,8 +129,10 @@ def cmd_run(args) -> int:
 
 
 def cmd_host(args) -> int:
-    if args.output:
-        check_output_file(args.output)
+    if args.output is not None:
+        check_output_file(args.output, "-o")
+    if args.name is not None and (not args.name.strip() or not args.name.isprintable()):
+        raise BenchError(f"--name {args.name!r}: expected a board name on one line")
     bandwidth = None
     if args.memory_bandwidth is not None:
         bandwidth = _memory_bandwidth(args.memory_bandwidth)
@@ -146,7 +148,7 @@ def cmd_host(args) -> int:
                               memory_source=args.memory_source, curves=curves, curves_source=source)
     if suite is not None:
         text += _firmware_report(args.suite, suite[1], host)
-    if args.output:
+    if args.output is not None:
         write_atomic(args.output, text)
         print(f"wrote {args.output}")
     else:
@@ -235,10 +237,15 @@ def cmd_suite(args) -> int:
 
 
 def _memory_bandwidth(text: str) -> float:
+    from ..topology.schema import _plausible
+
     try:
         value = parse_bandwidth_GBps(text)
     except (SimnumaError, ValueError) as exc:
         raise BenchError(f"--memory-bandwidth: {exc}") from None
     if value <= 0:
         raise BenchError(f"--memory-bandwidth: expected a positive bandwidth such as '307.2 GB/s', got {text!r}")
-    return value
+    try:
+        return _plausible("bandwidth", value, text)       # as the board it goes into will check it
+    except ValueError as exc:
+        raise BenchError(f"--memory-bandwidth: {exc}") from None

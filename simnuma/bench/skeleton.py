@@ -300,7 +300,7 @@ def host_topology_yaml(host: Host, name: str | None = None, memory_bandwidth_GBp
     board = name or _board_name(host)
     description = f"{host.cpu_model}, {len(host.nodes)} NUMA node(s), {host.cpu_count} CPUs"
     lines = _header(host)
-    lines += [f"name: {board}", f"description: {_yaml_text(description)}"]
+    lines += [f"name: {_yaml_name(board)}", f"description: {_yaml_text(description)}"]
     if curves:
         memory_lines = curve_memory_lines(default_cores, curves, curves_source)
     else:
@@ -313,6 +313,17 @@ def host_topology_yaml(host: Host, name: str | None = None, memory_bandwidth_GBp
     lines.append("routing: shortest")
     lines.append("coherence: probe_filter     # assumption: current processors filter probes; K8 Opterons broadcast")
     return "\n".join(lines) + "\n"
+
+
+def _yaml_name(text: str) -> str:
+    """``text`` as YAML writes a name: plain where it reads back as itself, else double-quoted (``a: b``, ``#1``)."""
+    import yaml
+
+    try:
+        plain = yaml.safe_load(text) == text
+    except yaml.YAMLError:
+        plain = False
+    return text if plain else _yaml_text(text)
 
 
 def _yaml_text(text: str) -> str:

@@ -42,6 +42,11 @@ def test_bad_requests_exit_2_with_one_line(args, message, tmp_path, capsys):
     assert not (tmp_path / "never.json").exists()
 
 
+def test_an_empty_output_path_is_refused_before_measuring(capsys):
+    code, out, err = call_cli(capsys, "bench", "run", "0.0.r.0", "-o", "")
+    assert_one_line_refusal(code, err, "-o '': an empty path names no file")
+
+
 @pytest.mark.parametrize("rounds", ["0", "many"])
 def test_bad_rounds_exit_2_before_measuring(rounds, tmp_path, capsys):
     code, out, err = call_cli(capsys, "bench", "suite", "--rounds", rounds, "-o", tmp_path / "suite")

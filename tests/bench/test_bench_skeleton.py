@@ -126,8 +126,20 @@ def test_without_a_memory_peak_the_placeholder_says_how_to_give_one():
     (["--memory-bandwidth", "4 furlongs"], "--memory-bandwidth: unknown unit 'furlongs'"),
     (["--memory-bandwidth", "0 GB/s"], "--memory-bandwidth: expected a positive bandwidth"),
     (["--memory-source", "a sheet"], "give --memory-bandwidth too"),
+    (["--memory-bandwidth", "1e30 GB/s"], "--memory-bandwidth: '1e30 GB/s' is implausible"),
+    (["--name", ""], "--name '': expected a board name on one line"),
+    (["--name", "a\nb"], "--name 'a\\nb': expected a board name on one line"),
+    (["-o", ""], "-o '': an empty path names no file"),
 ])
 def test_bad_memory_options_are_one_line(args, message, capsys):
     code, out, err = call_cli(capsys, "bench", "host", "--sysfs", sysfs("two_node"), *args)
     assert code == 2 and out == ""
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("name", ["a: b", "#1", "12", "true", "[x", "host-1"])
+def test_any_one_line_name_makes_a_board_of_that_name(name, tmp_path, capsys):
+    target = tmp_path / "named.yaml"
+    code, out, err = call_cli(capsys, "bench", "host", "--sysfs", sysfs("two_node"), "--name", name, "-o", target)
+    assert code == 0, err
+    assert parse_topology(target.read_text(), "named.yaml").name == name
