@@ -88,6 +88,12 @@ def test_changes_that_need_each_other_are_made_together(capsys):
     (["run", "quartet", "0.0.r.0", "--bg", "1.0.r.1@fast"], "malformed rate"),
     (["run", "quartet", "0.0.r.0", "--size", "lots"], "--size"),
     (["run", "nosuchboard", "0.0.r.0"], "nosuchboard"),
+    (["run", "quartet", "0.0.r.0", "--trace-window", "5us:1us"], "--trace-window: expected a window"),
+    (["run", "quartet", "0.0.r.0", "--interval", "0us"], "--interval: expected a positive time"),
+    (["run", "quartet", "0.0.r.0", "--analytic", "--interval", "fast"], "--interval: expected a time"),
+    (["validate", "quartet", "quartet-single-thread", "--case", "0.0.q.0"], "--case: '0.0.q.0': unknown op 'q'"),
+    (["validate", "quartet", "quartet-single-thread", "--case", "0.0.t.0 + high@low"], "--case '0.0.t.0 + high@low'"),
+    (["topo", "draw", "quartet", "-o", ""], "-o '': an empty path names no file"),
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, message):
     assert main(argv) == 2

@@ -190,20 +190,20 @@ def _recorder(args):
     from ..trace import Recorder, parse_window
     from ..units import UnitError, parse_quantity
 
-    if args.trace is None and args.timeline is None and args.animate is None:
-        return None
-    try:
+    try:    # checked whether or not a recording is asked for: a mistake is not passed over
         interval = parse_quantity(args.interval.strip(), "time")
     except UnitError as exc:
         raise SpecError(f"--interval: {exc}") from None
     if not interval > 0 or interval == float("inf"):
         raise SpecError(f"--interval: expected a positive time such as 1us, got {args.interval!r}")
-    if args.trace is None:
-        return Recorder(sample_ns=interval, follow=False)
     try:
         start, end, count = parse_window(args.trace_window)
     except ValueError as exc:
         raise SpecError(f"--trace-window: {exc}") from None
+    if args.trace is None and args.timeline is None and args.animate is None:
+        return None
+    if args.trace is None:
+        return Recorder(sample_ns=interval, follow=False)
     return Recorder(start, end, count, sample_ns=interval)
 
 

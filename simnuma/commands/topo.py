@@ -122,7 +122,9 @@ def cmd_show(args) -> int:
 
 def cmd_draw(args) -> int:
     from ..draw import save_drawing
+    from ..fileio import check_output_file
 
+    check_output_file(args.output, "-o", (("the board", args.board),))
     topo = load_topology(args.board)
     path = save_drawing(topo, args.output, title=args.title)
     print(f"wrote {path}")
