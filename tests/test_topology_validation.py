@@ -254,3 +254,20 @@ def test_one_mistake_is_one_problem_not_also_those_that_follow_from_it(old, new,
 def test_a_board_name_is_one_line():
     [problem] = problems_in(GOOD.replace("name: line3", 'name: "line\\n3"'))
     assert (problem.path, problem.message) == ("name", "expected a non-empty name on one line, got 'line\\n3'")
+
+
+def test_a_memory_of_more_banks_than_any_dram_is_refused():
+    text = (FILES / "good_line3.yaml").read_text().replace("""    bandwidth: 6.4 GB/s
+    efficiency: 0.70
+    latency: 60 ns""", """    model: dram
+    latency: 40 ns
+    dram: {channels: 2, width_bits: 64, clock: 200 MHz, ranks: 4, banks: 256, row: 8 KiB,
+           address_map: row.rank.bank.column.channel, scheduler: fr-fcfs, bypass_limit: 4, page_policy: open,
+           os_page: 4 KiB,
+           timings: {CL: 3 clk, CWL: 1 clk, tRCD: 15 ns, tRP: 15 ns, tRAS: 40 ns, tRTP: 2 clk, tWR: 15 ns,
+                     tWTR: 2 clk, tRTW: 3 clk, tRRD: 10 ns, tRTRS: 1 clk, tRFC: 70 ns, tREFI: 7.8 us}}""")
+    [problem] = problems_in(text)
+    assert (problem.path, problem.message) == (
+        "defaults.memory.dram.banks", "2 channels x 4 ranks x 256 banks make 2048 banks; at most 1024 (a memory"
+        " has a few hundred at most)")
+    assert parse_topology(text.replace("banks: 256", "banks: 128")).node(0).dram.banks == 128

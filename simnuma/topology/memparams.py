@@ -238,6 +238,11 @@ def dram_time_ns(value, tck_ns: float) -> float:
     return number * tck_ns if unit == "clk" else number
 
 
+# banks of one memory (channels x ranks x banks): a DDR5 server socket has 768; where the pages of an array may
+# land is worked out for every pair of banks
+MOST_BANKS = 1024
+
+
 def _power_of_two(n: int) -> bool:
     return n > 0 and n & (n - 1) == 0
 
@@ -246,7 +251,7 @@ def check_dram(dram: DramParams, queue: object) -> None:
     """Raise MemoryParamError when values of the DRAM that are each valid do not fit together.
 
     The single values were checked one by one; here what only the combination
-    can say: power-of-two organisation, a row that holds whole lines, a burst
+    can say: power-of-two organisation of at most MOST_BANKS banks, a row that holds whole lines, a burst
     that is a whole number of transfers, writes gathered that fit in the
     queue (``queue``: the node's ``memory.queue``), a dynamic idle limit on
     open pages that starts at one of K8's idle cycle limits.
@@ -255,6 +260,10 @@ def check_dram(dram: DramParams, queue: object) -> None:
         if not _power_of_two(getattr(dram, key)):
             raise MemoryParamError(f"dram.{key}", f"must be a power of two (the address map takes whole bits),"
                                                   f" got {getattr(dram, key)}")
+    banks = dram.channels * dram.ranks * dram.banks
+    if banks > MOST_BANKS:
+        raise MemoryParamError("dram.banks", f"{dram.channels} channels x {dram.ranks} ranks x {dram.banks} banks make"
+                                             f" {banks} banks; at most {MOST_BANKS} (a memory has a few hundred at most)")
     if dram.width_bits % 8 or LINE_BYTES * 8 % dram.width_bits:
         raise MemoryParamError("dram.width_bits", f"a 64-byte line must be a whole number of transfers of the"
                                                   f" channel's width, got {dram.width_bits} bits")
