@@ -4,11 +4,13 @@ A board nobody has built can deadlock: on a ring of K8 sockets with broadcast
 probes every probe buffer fills, each waiting for a slot in the next one
 around the ring, and no transaction completes again.  Nothing in the model
 ever times out, so such a run would go on forever.  A :class:`ProgressWatch`
-looks every :data:`CHECK_NS` of simulated time: when transactions are
-outstanding and none has completed for :data:`STALL_NS`, it stops the run with
-a :class:`DeadlockError`.  A live run cannot look like that: a transaction's
+looks every quarter of its window of simulated time: when transactions are
+outstanding and none has completed for the window, it stops the run with a
+:class:`DeadlockError`.  A live run cannot look like that: a transaction's
 latency is hundreds of nanoseconds even behind full queues, so a millisecond
-without a completion while one waits means that nothing can move.
+(:data:`STALL_NS`) without a completion while one waits means that nothing can
+move.  On a board whose latencies are that long (a hop of a millisecond) the
+window is :data:`STALL_LATENCIES` times the longest of them (:func:`stall_ns`).
 
 The diagnosis follows the wait-for relation between buffer pools: a packet
 waiting for a slot of pool B while it holds a slot of pool A makes the edge
@@ -17,7 +19,7 @@ Seitz's condition); it is named pool by pool, with each pool's node or link
 direction, in the error's one line and in :attr:`DeadlockError.diagnosis`.
 
 Abstracts away: livelock (packets that move without completing, which this
-model's fixed routes do not produce) and stalls shorter than STALL_NS.
+model's fixed routes do not produce) and stalls shorter than the window.
 """
 from __future__ import annotations
 
@@ -26,10 +28,30 @@ import networkx as nx
 from ..errors import SimnumaError
 from .events import call_at
 
-__all__ = ["DeadlockError", "ProgressWatch", "STALL_NS", "CHECK_NS", "wait_for_graph", "diagnose"]
+__all__ = ["DeadlockError", "ProgressWatch", "STALL_NS", "CHECK_NS", "STALL_LATENCIES", "stall_ns", "wait_for_graph",
+           "diagnose"]
 
 STALL_NS = 1_000_000.0   # 1 ms of simulated time: thousands of memory latencies, even under full load
 CHECK_NS = STALL_NS / 4
+STALL_LATENCIES = 100    # a window is at least this many of the board's longest latency
+
+
+def stall_ns(topology) -> float:
+    """How long a run may go without a completion before it counts as stuck: :data:`STALL_NS`, or
+    :data:`STALL_LATENCIES` times the board's longest latency (a hop, a memory, a probe, a DRAM timing other
+    than the refresh interval, a point of a loaded-latency curve) where that is longer."""
+    longest = 0.0
+    for node in topology.nodes:
+        times = [node.memory_latency_ns, node.sri_latency_ns, node.xbar_latency_ns, node.probe_lookup_ns,
+                 *(node.hold_ns or {}).values()]
+        if node.dram is not None:
+            times += [t for name, t in node.dram.timings_ns.items() if name != "tREFI"]
+        for curve in node.curves or ():
+            times += [ns for _, ns in curve.points]
+        longest = max([longest, *(t for t in times if t)])
+    for link in topology.links:
+        longest = max(longest, link.latency_ns)
+    return max(STALL_NS, STALL_LATENCIES * longest)
 
 
 class DeadlockError(SimnumaError):
@@ -44,7 +66,7 @@ class DeadlockError(SimnumaError):
 
 
 class ProgressWatch:
-    """Checks, every CHECK_NS of simulated time, that some transaction completed while any was outstanding.
+    """Checks, every quarter of its window, that some transaction completed while any was outstanding.
 
     It only reads the model's counters and buffers: a run that does not
     deadlock gives the same results with it as without it.
@@ -55,9 +77,11 @@ class ProgressWatch:
         self.env = system.env
         self.completed = 0
         self.since_ns = 0.0
+        self.stall_ns = stall_ns(system.topology)
+        self.check_ns = self.stall_ns / 4
 
     def start(self) -> None:
-        call_at(self.env.clock, self.env.now_ns + CHECK_NS, self._check)
+        call_at(self.env.clock, self.env.now_ns + self.check_ns, self._check)
 
     def _check(self, _arg=None) -> None:
         coherence = self.system.coherence
@@ -65,9 +89,9 @@ class ProgressWatch:
         if coherence.completed != self.completed or coherence.started == coherence.completed:
             self.completed = coherence.completed
             self.since_ns = now
-        elif now - self.since_ns >= STALL_NS:
+        elif now - self.since_ns >= self.stall_ns:
             raise deadlock_error(self.system, now - self.since_ns)
-        call_at(self.env.clock, now + CHECK_NS, self._check)
+        call_at(self.env.clock, now + self.check_ns, self._check)
 
 
 def _held_pools(arg) -> list:

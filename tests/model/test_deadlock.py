@@ -58,6 +58,14 @@ def test_a_slow_thread_is_not_a_deadlock():
     assert result.makespan_ns > 3 * STALL_NS
 
 
+@pytest.mark.parametrize("change", ["link_defaults.latency", "defaults.memory.latency", "defaults.probe.lookup"])
+def test_a_board_of_millisecond_latencies_is_slow_not_stuck(change):
+    """A latency the board language takes (up to 1 ms) makes a transaction longer than STALL_NS: not a stall."""
+    board = load_topology("dual").with_parameters({change: "1 ms"})
+    result = simulate(board, ["0.0.r.1"], size_bytes=1 << 12, mode="exact", baseline=False)
+    assert result.makespan_ns > 3 * STALL_NS
+
+
 # ---------------------------------------------------------------- the board language warns beforehand
 
 def test_topo_check_warns_about_routes_that_admit_a_cyclic_wait(tmp_path, capsys):
