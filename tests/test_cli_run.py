@@ -94,6 +94,8 @@ def test_changes_that_need_each_other_are_made_together(capsys):
     (["validate", "quartet", "quartet-single-thread", "--case", "0.0.q.0"], "--case: '0.0.q.0': unknown op 'q'"),
     (["validate", "quartet", "quartet-single-thread", "--case", "0.0.t.0 + high@low"], "--case '0.0.t.0 + high@low'"),
     (["topo", "draw", "quartet", "-o", ""], "-o '': an empty path names no file"),
+    (["run", "quartet", "0.0.r.0", "--animate", "board.png"], "--animate 'board.png': an animation is written as a GIF"),
+    (["matrix", "dual", "--figure", "matrices.svg"], "--figure 'matrices.svg': the figure is written as a PNG"),
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, message):
     assert main(argv) == 2

@@ -71,9 +71,12 @@ def _matrices(args, parts):
 
 
 def cmd_matrix(args) -> int:
+    from ..errors import SpecError
     from ..fileio import check_output_file, write_atomic
     from ..formats.matrix import matrices_csv, matrices_json, mlc_text, write_heatmap
 
+    if args.figure is not None and not args.figure.lower().endswith(".png"):
+        raise SpecError(f"--figure {args.figure!r}: the figure is written as a PNG; give a name ending in .png")
     for option, path in (("--csv", args.csv), ("--figure", args.figure)):
         if path is not None:
             check_output_file(path, option, (("the board", args.board),))

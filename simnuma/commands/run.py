@@ -124,6 +124,8 @@ def cmd_run(args) -> int:
     from ..model.deadlock import DeadlockError
     from ..report import render_result
 
+    if args.animate is not None and not args.animate.lower().endswith(".gif"):
+        raise SpecError(f"--animate {args.animate!r}: an animation is written as a GIF; give a name ending in .gif")
     board = (("the board", args.board),)
     if args.output is not None:
         check_output_file(args.output, "-o", board)      # before the simulation
