@@ -223,6 +223,25 @@ def test_suite_with_missing_report(tmp_path):
         load_measurements(folder)
 
 
+@pytest.mark.parametrize("index, report, message", [
+    ("[1, 2]", None, "suite.json: expected format 'simnuma-bench-suite/1', got None"),
+    ('"cases"', None, "suite.json: expected format 'simnuma-bench-suite/1', got None"),
+    ('{"format": "x", "cases": []}', None, "suite.json: expected format 'simnuma-bench-suite/1', got 'x'"),
+    ('{"format": "simnuma-bench-suite/1", "cases": [5]}', None,
+     "suite.json: cases[0]: expected a mapping with the case's 'name' and 'file', got 5"),
+    (None, "[1]", "case0.json: expected format 'simnuma-bench/2', got None"),
+])
+def test_a_damaged_suite_folder_is_one_line(tmp_path, index, report, message):
+    folder = write_suite(tmp_path / "suite", [bench_report([("0.0.r.0", "foreground", 9.5, 6.7)])])
+    if index is not None:
+        (folder / "suite.json").write_text(index)
+    if report is not None:
+        (folder / "case0.json").write_text(report)
+    with pytest.raises(CalibrationError) as info:
+        load_measurements(folder)
+    assert str(info.value).endswith(message) and "\n" not in str(info.value)
+
+
 def test_folder_of_reports_without_index(tmp_path):
     (tmp_path / "a.json").write_text(json.dumps(bench_report([("0.0.r.0", "foreground", 9.5, 6.7)])))
     (tmp_path / "b.json").write_text(json.dumps(bench_report([("0.0.w.0", "foreground", 5.0, 12.0)])))

@@ -14,6 +14,7 @@ from .data import (
     MachineInfo,
     Measurement,
     MeasurementSet,
+    SUITE_FORMAT,
     _parse_json,
     _read_text,
     parse_case,
@@ -145,8 +146,9 @@ def _set_from_reports(reports, shown: str) -> MeasurementSet:
     machine: MachineInfo | None = None
     out = []
     for report, name in reports:
-        if report.get("format") not in BENCH_FORMATS:
-            raise CalibrationError(f"{name}: expected format {BENCH_FORMAT!r}, got {report.get('format')!r}")
+        kind = report.get("format") if isinstance(report, dict) else None
+        if kind not in BENCH_FORMATS:
+            raise CalibrationError(f"{name}: expected format {BENCH_FORMAT!r}, got {kind!r}")
         this = _machine_of_report(report, name)
         if machine is not None and this.key != machine.key:
             raise CalibrationError(f"{name}: measured on {this.description}, but the other reports on"
@@ -158,12 +160,18 @@ def _set_from_reports(reports, shown: str) -> MeasurementSet:
 
 
 def _load_suite_index(index: dict, folder: Path, shown: str) -> MeasurementSet:
+    kind = index.get("format") if isinstance(index, dict) else None
+    if kind != SUITE_FORMAT:
+        raise CalibrationError(f"{shown}: expected format {SUITE_FORMAT!r}, got {kind!r}")
     cases = index.get("cases")
     if not isinstance(cases, list):
         raise CalibrationError(f"{shown}: the suite index has no 'cases' list")
     reports = []
-    for entry in cases:
-        if not isinstance(entry, dict) or "error" in entry:
+    for i, entry in enumerate(cases):
+        if not isinstance(entry, dict):
+            raise CalibrationError(f"{shown}: cases[{i}]: expected a mapping with the case's 'name' and 'file',"
+                                   f" got {entry!r}")
+        if "error" in entry:
             continue  # a case that failed to run measured nothing
         name = entry.get("file")
         if not isinstance(name, str):
