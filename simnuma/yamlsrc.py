@@ -22,7 +22,7 @@ import yaml
 
 from .errors import Problem
 
-__all__ = ["Source", "load_yaml", "source_from_data", "path_text", "MAX_NODES"]
+__all__ = ["Source", "load_yaml", "source_from_data", "path_text", "document_kind", "MAX_NODES"]
 
 KeyPath = tuple
 MERGE_TAG = "tag:yaml.org,2002:merge"
@@ -255,6 +255,26 @@ def _syntax_problem(file: str, exc: yaml.MarkedYAMLError) -> Problem:
     if exc.context and context is not None and context.line + 1 != line:
         message += f" ({exc.context} that starts on line {context.line + 1})"
     return Problem(file, line, "", message)
+
+
+# what each of simnuma's documents is, by the start of its format (a board has no format: its nodes say it)
+_KINDS = (("simnuma-reference/", "a reference dataset"), ("simnuma-study-result/", "a study's results"),
+          ("simnuma-study/", "a study"), ("simnuma-sweep/", "a sweep file"), ("simnuma-bench-suite/", "a benchmark suite index"),
+          ("simnuma-bench/", "a benchmark report"))
+
+
+def document_kind(data: object) -> str | None:
+    """What kind of simnuma document ``data`` is (``a study``, ``a board``, ...) as its ``format`` says, or a board
+    by its ``nodes``; None when it does not say.  A reader given another kind says so in one line, instead of
+    refusing every key."""
+    if not isinstance(data, dict):
+        return None
+    fmt = data.get("format")
+    if isinstance(fmt, str):
+        return next((kind for prefix, kind in _KINDS if fmt.startswith(prefix)), None)
+    if "format" not in data and "nodes" in data and ("links" in data or "defaults" in data):
+        return "a board"
+    return None
 
 
 def source_from_data(data: object, file: str = "<dict>") -> Source:

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -19,6 +21,8 @@ from simnuma.measurements import load_measurements
 from simnuma.study import parse_study
 
 from model.helpers import quartet_sockets_text
+
+ROOT = Path(__file__).resolve().parent.parent
 
 NOTATION = st.lists(st.sampled_from(["0.0.r.0", "1.1.w.2", "0.0.t.0@2GB/s", "+", "bg", "high@low", "full@9GB/s",
                                      "others@idle", "0.0.x.0", "@", "1.2.r.", "0.0.r.0@", "0.0.r.0@-1GB/s",
@@ -135,3 +139,28 @@ def test_random_small_boards_run_to_a_result_or_a_named_deadlock(board):
         assert exc.diagnosis["outstanding"] > 0 and (exc.diagnosis["cycle"] or exc.diagnosis["waiting"])
         return
     assert result.makespan_ns > 0 and all(t.time_ns > 0 for t in result.threads)
+
+
+@pytest.mark.parametrize("command, given, message", [
+    (["run", "FILE", "0.0.r.0"], "study", "format: this is a study, not a board description"),
+    (["run", "FILE", "0.0.r.0"], "reference", "format: this is a reference dataset, not a board description"),
+    (["reproduce", "FILE", "-o", "OUT"], "board", "this is a board, not a study"),
+    (["reproduce", "FILE", "-o", "OUT"], "sweep", "format: this is a sweep file, not a study"),
+    (["sweep", "FILE", "-o", "OUT"], "study", "format: this is a study, not a sweep file"),
+    (["validate", "quartet", "FILE"], "board", "this is a board, not a reference dataset of measurements"),
+    (["validate", "quartet", "FILE"], "study", "format: this is a study, not a reference dataset of measurements"),
+])
+def test_another_kind_of_file_is_named_in_one_line(tmp_path, capsys, command, given, message):
+    """A study where a board goes (or any of simnuma's files where another goes) is one line, not one per key."""
+    from simnuma.cli import main
+
+    texts = {"board": (ROOT / "topologies" / "quartet.yaml").read_text(),
+             "study": (ROOT / "experiments" / "quartet-hops.yaml").read_text(),
+             "sweep": (ROOT / "experiments" / "sweeps" / "quick-link-speed.yaml").read_text(),
+             "reference": (ROOT / "experiments" / "reference" / "quartet-single-thread.yaml").read_text()}
+    path = tmp_path / "given.yaml"
+    path.write_text(texts[given])
+    argv = [str(path) if a == "FILE" else str(tmp_path / "out") if a == "OUT" else a for a in command]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"{path}:") and err[0].endswith(message), err

@@ -8,7 +8,7 @@ from typing import NoReturn
 from ..errors import CalibrationError, SpecError
 from ..units import _BARE_NUMBER, UnitError, parse_array_bytes, parse_quantity
 from ..workload import parse_spec
-from ..yamlsrc import load_yaml, path_text
+from ..yamlsrc import document_kind, load_yaml, path_text
 from .data import _LINK, METRICS, REFERENCE_FORMAT, MachineInfo, Measurement, MeasurementSet, parse_case
 
 
@@ -38,6 +38,9 @@ class _Reference:
         data = self.src.data
         if not isinstance(data, dict):
             self.fail((), f"a reference dataset is a mapping with 'format: {REFERENCE_FORMAT}' and 'measurements'")
+        kind = document_kind(data)
+        if kind not in (None, "a reference dataset"):
+            self.fail(("format",) if "format" in data else (), f"this is {kind}, not a reference dataset of measurements")
         self.check_keys(data, self.TOP, ())
         if data.get("format") != REFERENCE_FORMAT:
             self.fail(("format",), f"expected {REFERENCE_FORMAT!r}, got {data.get('format')!r}")

@@ -14,7 +14,7 @@ from ..topology.loading import load_topology_near
 from ..units import UnitError, parse_array_bytes
 from ..workload import MODEL_OPS, Workload
 from ..fileio import UnreadableInput, path_kind, read_input
-from ..yamlsrc import load_yaml
+from ..yamlsrc import document_kind, load_yaml
 from .claims import CLAIM_KINDS, _ClaimContext
 from .notation import (
     _BOARD_PREFIX,
@@ -109,8 +109,10 @@ class _StudyReader:
         data = self.src.data
         if self.problems:
             self.raise_problems()
-        if not isinstance(data, dict):
-            self.err((), "expected a study: a mapping with name, board, cases and claims")
+        kind = document_kind(data)     # another of simnuma's documents: one line, not one per key
+        if not isinstance(data, dict) or kind not in (None, "a study"):
+            self.err(("format",) if kind and "format" in data else (), f"this is {kind}, not a study" if kind else
+                     "expected a study: a mapping with name, board, cases and claims")
             self.raise_problems()
         for key in data:
             if key not in _TOP_KEYS:
@@ -253,7 +255,7 @@ class _StudyReader:
                     if case.key in seen:
                         merged = seen[case.key]
                         groups = tuple(dict.fromkeys(merged.groups + case.groups))
-                        out[out.index(merged)] = seen[case.key] = _with_groups(merged, groups)
+                        out[out.index(merged)] = seen[case.key] = replace(merged, groups=groups)
                     else:
                         seen[case.key] = case
                         out.append(case)
@@ -489,10 +491,6 @@ class _StudyReader:
             if isinstance(exc, SpecError):
                 self.err(("board_figure",), str(exc))
             return ()
-
-
-def _with_groups(case: StudyCase, groups: tuple) -> StudyCase:
-    return replace(case, groups=groups)
 
 
 def _looks_like_case(text: str) -> bool:

@@ -30,7 +30,7 @@ from ..topology import load_topology
 from ..topology.loading import load_topology_near
 from ..units import UnitError, parse_array_bytes
 from ..workload import MODEL_OPS, Workload
-from ..yamlsrc import load_yaml
+from ..yamlsrc import document_kind, load_yaml
 from ..study.notation import _NAME
 from ..model.system import DEFAULT_SIZE_BYTES
 from .spec import AGGREGATES, CASE_METRICS, SET_NAMES, SWEEP_FORMAT, BoardEntry, CaseSet, Sweep
@@ -110,6 +110,10 @@ class _SweepReader:
             self.raise_problems()
         if not isinstance(data, dict):
             self.err((), "expected a sweep: a mapping with name, boards and cases")
+            self.raise_problems()
+        kind = document_kind(data)
+        if kind not in (None, "a sweep file"):
+            self.err(("format",) if "format" in data else (), f"this is {kind}, not a sweep file")
             self.raise_problems()
         self.unknown_keys((), data, _TOP_KEYS)
         if "format" in data and data["format"] != SWEEP_FORMAT:

@@ -17,6 +17,7 @@ from .schema import (
 )
 from .board import _ROUTE_KEY, COHERENCE_MODES, ROUTE_CLASSES, ROUTING_MODES, Topology, _graph, default_route
 from .checker import _Checker
+from ..yamlsrc import document_kind
 from .helpers import (
     _AnyNode,
     _bandwidth_pair,
@@ -37,6 +38,10 @@ class _Validator(_Checker):
         if not isinstance(data, dict):
             self.err((), "a board description must be a mapping with at least 'name', 'defaults',"
                          " 'nodes' and 'links'")
+            return None
+        kind = document_kind(data)
+        if kind not in (None, "a board"):
+            self.err(("format",), f"this is {kind}, not a board description")
             return None
         self.check_keys(data, TOP_KEYS, ())
         self.header(data)
