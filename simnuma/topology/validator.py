@@ -176,8 +176,6 @@ class _Validator(_Checker):
             return nid
         self.bad_node_ids = True
         return None
-        seen[nid] = i
-        return nid
 
     # -- links
     def links(self, data, link_defaults, ids):

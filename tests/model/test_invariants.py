@@ -12,7 +12,7 @@ from simnuma.model.system import System, run_exact
 from simnuma.topology import load_topology
 from simnuma.workload import Workload
 
-from .helpers import SMALL
+from .helpers import SMALL, chain_board
 
 QUARTET = load_topology("quartet")
 
@@ -161,35 +161,15 @@ def test_relabelling_the_quartet_changes_no_result(mapping, specs, bg):
         assert mb["utilization"] == pytest.approx(ma["utilization"], rel=0.05, abs=0.002)
 
 
-CHAIN = """
-name: chain
-defaults:
-  cores: 1
-  ports: 3
-  core: {window: {r: 1, w: 1, t: 1}}
-  memory: {bandwidth: 2 GB/s, efficiency: 1.0, latency: 20 ns, queue: 1}
-  sri: {latency: 1 ns, buffers: {request: 1, posted: 1, response: 1}, probe_queue: 1}
-  mct: {buffers: {response: 1, probe: 1}}
-  xbar: {latency: 2 ns}
-  probe: {lookup: 5 ns}
-link_defaults: {bandwidth: 3.2 GB/s, latency: 10 ns, buffers: {request: 1, posted: 1, response: 1, probe: 1}}
-nodes: [{id: 0}, {id: 1}, {id: 2}, {id: 3}]
-links: [{a: 0, b: 1}, {a: 0, b: 2}, {a: 1, b: 3}]
-coherence: broadcast
-"""
-
-
 def test_equal_probe_round_trips_leave_in_an_order_relabelling_keeps():
-    """Chain 2-0-1-3, node 0 reading node 3: the probes to the requester (two hops out, none back) and to
-    node 1 (one and one) take equally long round trips and share link 3->1.  The copy with the longer way
-    out leaves first whatever the nodes are called, so swapping the names of 0 and 1 changes nothing (it
-    changed the time by 11% when the node numbers broke the tie)."""
-    from simnuma.topology import parse_topology
-
-    chain = parse_topology(CHAIN, "chain.yaml")
-    swap = {0: 1, 1: 0, 2: 2, 3: 3}
-    a = simulate(chain, ["0.0.r.3"], size_bytes=64 * 1024, mode="exact", baseline=False).to_dict()
-    b = simulate(chain.relabel(swap), ["1.0.r.3"], size_bytes=64 * 1024, mode="exact", baseline=False).to_dict()
+    """Chain 0-1-2-3, node 1 reading node 3: the probes to the requester (two hops out, none back) and to
+    node 2 (one and one) take equally long round trips and share link 3->2, one probe buffer each.  The
+    copy with the longer way out leaves first whatever the nodes are called, so swapping the names of 1
+    and 2 changes nothing (it changed the time by 11% when the node numbers broke the tie)."""
+    chain = chain_board(4, window=1, buffers=1, coherence="broadcast")
+    swap = {0: 0, 1: 2, 2: 1, 3: 3}
+    a = simulate(chain, ["1.0.r.3"], size_bytes=SMALL, mode="exact", baseline=False).to_dict()
+    b = simulate(chain.relabel(swap), ["2.0.r.3"], size_bytes=SMALL, mode="exact", baseline=False).to_dict()
     assert b["makespan_ns"] == a["makespan_ns"]
     assert b["threads"][0]["latency_ns"] == a["threads"][0]["latency_ns"]
 
