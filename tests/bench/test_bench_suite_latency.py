@@ -319,9 +319,9 @@ def test_background_bandwidth_of_paced_and_unpaced_streams_is_in_the_report(stri
     paced = run_bench(["0.0.l.0"], ["0.1.r.0@0.5GB/s"], size_bytes="4MiB", reps=2)
     free = run_bench(["0.0.l.0"], ["0.1.r.0"], size_bytes="4MiB", reps=2)
     (stream,) = [t for t in paced["threads"] if t["role"] == "background"]
-    # at most its rate; well short of it only when the machine's cores are busy with other work (a test
-    # run on two cores beside other tests got 0.28)
-    assert 0.1 <= stream["GBps"]["median"] <= 0.5 * (1 + 1e-9)
+    # at most its rate; well short of it when the machine's cores are busy with other work (a test run on
+    # two cores beside other tests got 0.28, beside two more test runs 0.042): what it moved, never nothing
+    assert 0.0 < stream["GBps"]["median"] <= 0.5 * (1 + 1e-9)
     for t in (stream, *free["threads"]):
         rates = [b / s / 1e9 for b, s in zip(t["bytes_all"], t["seconds"]["all"])]
         assert t["GBps"]["all"] == pytest.approx(rates, rel=1e-6)
