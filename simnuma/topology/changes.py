@@ -129,6 +129,6 @@ def _document_value(kind, value):
     is_number = isinstance(value, numbers.Real) and not isinstance(value, bool)
     if kind in _FORMATTERS and is_number:
         return _FORMATTERS[kind](float(value))
-    if kind in ("int", "fraction") and is_number:
-        return int(value) if kind == "int" and float(value).is_integer() else float(value)
+    if kind in ("int", "count0", "fraction") and is_number:
+        return int(value) if kind != "fraction" and float(value).is_integer() else float(value)
     return value

@@ -56,6 +56,7 @@ def options(names, last: str = "or") -> str:
 # the kinds of simnuma.topology.schema.check_value, by the name the schema gives them
 KINDS = {
     "int": Kind("count"),
+    "count0": Kind("count or 0"),
     "fraction": Kind("fraction"),
     "bool": Kind("flag"),
     "time": Kind("time", "ns"),
@@ -226,11 +227,12 @@ BOARD_PARAMETERS = (
           " `row.rank.bank.column.channel` in some order", "dram.address_map", models=("dram",)),
     Param("memory.dram.scheduler", "scheduler", "`fr-fcfs`: row hits may pass older requests; `fcfs`: in order",
           "dram.scheduler", models=("dram",)),
-    Param("memory.dram.bypass_limit", "int", "`fr-fcfs`: the oldest request is passed at most this many times",
+    Param("memory.dram.bypass_limit", "count0", "`fr-fcfs`: the oldest request is passed at most this many times"
+          " (0: never, in order as `fcfs`)",
           "dram.bypass_limit", default=0, unit="requests", models=("dram",),
           needed_if=("memory.dram.scheduler", "fr-fcfs")),
-    Param("memory.dram.write_burst", "int", "writes wait until this many are queued, then all go back to back"
-          " (Family 10h MctWrLimit); at most `memory.queue`", "dram.write_burst", default=0, unit="writes",
+    Param("memory.dram.write_burst", "count0", "writes wait until this many are queued, then all go back to back"
+          " (Family 10h MctWrLimit); at most `memory.queue`; 0: no bursts", "dram.write_burst", default=0, unit="writes",
           models=("dram",), default_doc="no bursts"),
     Param("memory.dram.page_policy", "page_policy", "`open`: a row stays open; `closed`: a row is closed after"
           " every access", "dram.page_policy", models=("dram",)),

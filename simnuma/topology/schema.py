@@ -82,11 +82,12 @@ def check_value(kind: str, value: object):
         return parse_address_map(value)
     if kind == "curves":
         return parse_curves(value)
-    if kind == "int":
+    if kind in ("int", "count0"):
+        what = "a positive whole number" if kind == "int" else "a whole number >= 0"
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError(f"expected a positive whole number, got {value!r}")
-        if value <= 0:
-            raise ValueError(f"must be positive, got {value}")
+            raise ValueError(f"expected {what}, got {value!r}")
+        if value < (1 if kind == "int" else 0):
+            raise ValueError(f"must be positive, got {value}" if kind == "int" else f"expected {what}, got {value}")
         if value > MOST_COUNT:
             raise ValueError(f"{value} is implausible: at most {MOST_COUNT} (cores, ports, buffers, queue entries)")
         return value

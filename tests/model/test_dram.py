@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from simnuma.errors import TopologyError
 from simnuma.model import simulate
 
 from .helpers import one_node_board
@@ -270,3 +271,18 @@ def test_a_period_of_huge_pages_gets_longer_batches():
     _, period, per_period = _pacer(system, (writer,), {writer: 0.02})
     assert period == system.placement_period_txns(writer, {writer: 0.02}) == 2**15   # one 2 MiB page: its banks lie within it
     assert per_period == _MOST_PER_PERIOD and STEADY_MIN_PERIODS * per_period <= STEADY_MAX_BATCHES
+
+
+def test_a_scheduler_count_of_0_switches_its_mechanism_off():
+    """``bypass_limit: 0`` passes no request (the order of ``fcfs``); ``write_burst: 0`` gathers no writes
+    (as without the key), so a what-if can switch either off with ``--set``."""
+    writers = ["0.0.w.0"]
+    in_order = run(dram_board(scheduler="fcfs"), writers).to_dict()
+    never_passed = run(dram_board(bypass=0), writers).to_dict()
+    assert never_passed["makespan_ns"] == in_order["makespan_ns"] != run(dram_board(), writers).makespan_ns
+    bursts = dram_board(write_burst=16)
+    off = bursts.with_parameters({"defaults.memory.dram.write_burst": 0})
+    assert run(off, writers).to_dict()["memory"] == run(dram_board(), writers).to_dict()["memory"]
+    assert run(bursts, writers).to_dict()["memory"] != run(dram_board(), writers).to_dict()["memory"]
+    with pytest.raises(TopologyError, match="expected a whole number >= 0, got -1"):
+        bursts.with_parameters({"defaults.memory.dram.bypass_limit": -1})
