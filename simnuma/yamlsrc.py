@@ -31,23 +31,29 @@ MAX_DEPTH = 64       # nested collections; a board is a few levels deep
 
 # YAML 1.1's base-60 numbers (1:30 is 90), which YAML 1.2 dropped: such a scalar stays text
 _SEXAGESIMAL = r"[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?"
+# YAML 1.2's floats with an exponent that YAML 1.1 reads as text: no point (1e2) or an unsigned exponent (1.08e2)
+_EXPONENT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9][0-9_]*(?:\.[0-9_]*)?)[eE][-+]?[0-9]+$")
+_FLOAT = "tag:yaml.org,2002:float"
 
 
-def _without_sexagesimal(loader):
-    """A subclass of ``loader`` whose int and float resolvers do not match base-60 numbers."""
+def _yaml12_numbers(loader):
+    """A subclass of ``loader`` whose int and float resolvers read numbers as YAML 1.2 does: no base-60 numbers,
+    and every exponent form a float."""
     resolvers = {}
     for first, entries in loader.yaml_implicit_resolvers.items():
         kept = []
         for tag, regexp in entries:
-            if tag in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float"):
+            if tag in ("tag:yaml.org,2002:int", _FLOAT):
                 regexp = re.compile(r"^(?!" + _SEXAGESIMAL + r"$)" + regexp.pattern.lstrip("^"), regexp.flags)
             kept.append((tag, regexp))
         resolvers[first] = kept
+    for first in "0123456789+-.":
+        resolvers[first] = resolvers.get(first, []) + [(_FLOAT, _EXPONENT)]
     return type(f"{loader.__name__}12", (loader,), {"yaml_implicit_resolvers": resolvers})
 
 
-_LOADER = _without_sexagesimal(yaml.SafeLoader)
-_FAST_LOADER = _without_sexagesimal(yaml.CSafeLoader) if hasattr(yaml, "CSafeLoader") else None
+_LOADER = _yaml12_numbers(yaml.SafeLoader)
+_FAST_LOADER = _yaml12_numbers(yaml.CSafeLoader) if hasattr(yaml, "CSafeLoader") else None
 
 
 def path_text(path: KeyPath) -> str:

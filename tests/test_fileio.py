@@ -217,11 +217,14 @@ def test_deep_nesting_is_one_problem_not_a_crash(tmp_path, capsys, text):
     assert len(err) == 1 and "nested more than 64 levels deep" in err[0], err
 
 
-def test_yaml_1_1_base_60_numbers_are_text():
+def test_numbers_are_read_as_yaml_1_2_reads_them():
     from simnuma.yamlsrc import load_yaml
 
     assert load_yaml("cores: 1:30\nlatency: 1:30.5\nports: 12\nx: 1.5e+3\n").data == {
         "cores": "1:30", "latency": "1:30.5", "ports": 12, "x": 1500.0}
+    # YAML 1.2's exponent forms, which YAML 1.1 leaves as text, are numbers; a text with letters stays text
+    assert load_yaml("a: 1e2\nb: 1.08e2\nc: -2.5E-3\nd: .5e1\ne: 8e10fbb70fec\n").data == {
+        "a": 100.0, "b": 108.0, "c": -0.0025, "d": 5.0, "e": "8e10fbb70fec"}
 
 
 def test_a_bench_suite_keeps_the_cases_that_ran_when_some_failed(tmp_path, monkeypatch, capsys):

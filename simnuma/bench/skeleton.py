@@ -316,14 +316,12 @@ def host_topology_yaml(host: Host, name: str | None = None, memory_bandwidth_GBp
 
 
 def _yaml_name(text: str) -> str:
-    """``text`` as YAML writes a name: plain where it reads back as itself, else double-quoted (``a: b``, ``#1``)."""
-    import yaml
+    """``text`` as YAML writes a name: plain where simnuma's reader reads it back as itself, else double-quoted
+    (``a: b``, ``#1``, ``1e5``)."""
+    from ..yamlsrc import load_yaml
 
-    try:
-        plain = yaml.safe_load(text) == text
-    except yaml.YAMLError:
-        plain = False
-    return text if plain else _yaml_text(text)
+    source = load_yaml(text)
+    return text if source.data == text and not source.problems else _yaml_text(text)
 
 
 def _yaml_text(text: str) -> str:

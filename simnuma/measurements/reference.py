@@ -6,7 +6,7 @@ import math
 from typing import NoReturn
 
 from ..errors import CalibrationError, SpecError
-from ..units import _BARE_NUMBER, UnitError, parse_array_bytes, parse_quantity
+from ..units import UnitError, parse_array_bytes, parse_quantity
 from ..workload import parse_spec
 from ..yamlsrc import document_kind, load_yaml, path_text
 from .data import _LINK, METRICS, REFERENCE_FORMAT, MachineInfo, Measurement, MeasurementSet, parse_case
@@ -123,8 +123,6 @@ class _Reference:
         kind = METRICS[metric][2]
         if isinstance(raw, bool):
             self.fail(path, f"expected a number, got {raw!r}")
-        if isinstance(raw, str) and _BARE_NUMBER.match(raw):
-            raw = float(raw)        # 1e2: a number YAML 1.1 reads as text
         if isinstance(raw, (int, float)):
             value = float(raw)
         elif isinstance(raw, str) and kind is not None:

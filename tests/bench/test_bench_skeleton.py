@@ -137,7 +137,7 @@ def test_bad_memory_options_are_one_line(args, message, capsys):
     assert message in err and len(err.strip().splitlines()) == 1
 
 
-@pytest.mark.parametrize("name", ["a: b", "#1", "12", "true", "[x", "host-1"])
+@pytest.mark.parametrize("name", ["a: b", "#1", "12", "true", "[x", "host-1", "1e5", "1:30"])
 def test_any_one_line_name_makes_a_board_of_that_name(name, tmp_path, capsys):
     target = tmp_path / "named.yaml"
     code, out, err = call_cli(capsys, "bench", "host", "--sysfs", sysfs("two_node"), "--name", name, "-o", target)
