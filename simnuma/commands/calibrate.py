@@ -113,19 +113,6 @@ def _check_outputs(output: str, json_path: str | None, board: str, sources) -> N
             raise CalibrationError(f"--json {json_path}: the same file as -o {output}; give another")
 
 
-def _check_tool_case(text: str) -> None:
-    """``--case``: one thread, checked at once (it is read only where a tool's output is given)."""
-    from ..case import parse_case
-    from ..errors import SpecError
-
-    try:
-        case = parse_case(text)
-    except SpecError as exc:
-        raise CalibrationError(f"--case: {exc}") from None
-    if len(case.threads) != 1 or case.background or case.subscription:
-        raise CalibrationError(f"--case {text!r}: expected one thread N.C.op.M (where the tool's run ran)")
-
-
 def _max_evaluations(value: int | None) -> int:
     from ..calibrate.parameters import MAX_FIT_EVALUATIONS, MOST_FIT_EVALUATIONS
 
@@ -171,8 +158,10 @@ def cmd_validate(args) -> int:
 
     out = OutputFolder(args.output, "-o") if args.output is not None else None    # checked now, before any simulation
     jobs = _check_jobs(args.jobs)
-    if args.tool_case is not None:
-        _check_tool_case(args.tool_case)
+    if args.tool_case is not None:   # checked at once: it is read only where a tool's output is given
+        from ..formats.imports import tool_case
+
+        tool_case(args.tool_case)
     topology, text = _board_text(args.board)
     data = load_measurements(args.sources, topology, args.tool_case)
     bar = progress(desc="validating (simulations)")

@@ -160,6 +160,21 @@ def _measurements_mlc(data: dict, topology) -> list:
     return out
 
 
+def tool_case(spec: str, op: str | None = None, tool: str = "tool's"):
+    """The case (:func:`simnuma.case.parse_case`) a tool's one-thread run ran as, ``--case``: SpecError unless it is
+    one unthrottled thread, of ``op`` where the tool's output says which."""
+    from ..case import parse_case
+
+    try:
+        parsed = parse_case(spec)
+    except SpecError as exc:
+        raise SpecError(f"--case: {exc}") from None
+    if (len(parsed.threads) != 1 or parsed.background or parsed.subscription or parsed.specs[0].rate_GBps is not None
+            or op is not None and parsed.specs[0].op != op):
+        raise SpecError(f"--case {spec!r}: expected one thread N.C.{op or 'op'}.M (where the {tool} run ran)")
+    return parsed
+
+
 def reference_yaml(fmt: str, text: str, topology, source_name: str, case: str | None = None) -> str:
     """The reference dataset (YAML text) for the output ``text`` of tool ``fmt`` measured on ``topology``'s machine."""
     from ..case import parse_case
@@ -183,10 +198,7 @@ def reference_yaml(fmt: str, text: str, topology, source_name: str, case: str | 
         if threads not in (None, 1):
             raise SpecError(f"the run used {threads} threads; simnuma imports one-thread runs, each placed by --case")
         spec = case or f"{topology.node_ids[0]}.0.{op}.{topology.node_ids[0]}"
-        parsed = parse_case(spec)
-        if (len(parsed.threads) != 1 or parsed.background or parsed.specs[0].op != op
-                or parsed.specs[0].rate_GBps is not None):
-            raise SpecError(f"--case {spec!r}: expected one thread N.C.{op}.M (where the {fmt} run ran)")
+        parsed = tool_case(spec, op, fmt)
         _positive(rate, "the best Triad rate" if fmt == "stream" else f"the {data['test']} rate", "MB/s")
         measurements = [{"case": spec, "metric": "thread_GBps", "thread": parsed.threads[0], "value": f"{rate} MB/s",
                          "source": fmt}]
