@@ -22,7 +22,7 @@ import yaml
 
 from .errors import Problem
 
-__all__ = ["Source", "load_yaml", "source_from_data", "path_text", "document_kind", "MAX_NODES"]
+__all__ = ["Source", "load_yaml", "dump_yaml", "source_from_data", "path_text", "document_kind", "MAX_NODES"]
 
 KeyPath = tuple
 MERGE_TAG = "tag:yaml.org,2002:merge"
@@ -54,6 +54,13 @@ def _yaml12_numbers(loader):
 
 _LOADER = _yaml12_numbers(yaml.SafeLoader)
 _FAST_LOADER = _yaml12_numbers(yaml.CSafeLoader) if hasattr(yaml, "CSafeLoader") else None
+# the writer asks the same resolvers whether a text written plain would read back as text, and quotes it if not
+_DUMPER = _yaml12_numbers(yaml.SafeDumper)
+
+
+def dump_yaml(data, **options) -> str:
+    """``data`` as YAML that :func:`load_yaml` reads back as ``data`` (``options`` as ``yaml.safe_dump`` takes)."""
+    return yaml.dump(data, Dumper=_DUMPER, **options)
 
 
 def path_text(path: KeyPath) -> str:

@@ -225,6 +225,15 @@ def test_numbers_are_read_as_yaml_1_2_reads_them():
     # YAML 1.2's exponent forms, which YAML 1.1 leaves as text, are numbers; a text with letters stays text
     assert load_yaml("a: 1e2\nb: 1.08e2\nc: -2.5E-3\nd: .5e1\ne: 8e10fbb70fec\n").data == {
         "a": 100.0, "b": 108.0, "c": -0.0025, "d": 5.0, "e": "8e10fbb70fec"}
+    # and what simnuma writes reads back as it was: a text that would read as a number is quoted
+    from simnuma.topology import load_topology, parse_topology
+    from simnuma.yamlsrc import dump_yaml
+
+    texts = {"a": "1e5", "b": "1.08e2", "c": "1:30", "d": 1e5}
+    assert load_yaml(dump_yaml(texts)).data == texts
+    doc = load_topology("quartet").to_dict()
+    doc["description"] = "1e5"
+    assert parse_topology(parse_topology(dump_yaml(doc)).to_yaml()).description == "1e5"
 
 
 def test_a_bench_suite_keeps_the_cases_that_ran_when_some_failed(tmp_path, monkeypatch, capsys):

@@ -70,8 +70,9 @@ def changed_board(board: str, items) -> tuple:
 
 
 def parse_changes(items) -> dict:
-    """``--set PATH=VALUE`` options as ``with_parameters`` changes (the value read as YAML: ``32``, ``8 GB/s``)."""
-    import yaml
+    """``--set PATH=VALUE`` options as ``with_parameters`` changes (the value read as a board file's: ``32``,
+    ``8 GB/s``)."""
+    from ..yamlsrc import load_yaml
 
     changes = {}
     for item in items:
@@ -80,10 +81,8 @@ def parse_changes(items) -> dict:
         path = path.strip()
         if not sep or not path or not text.strip():
             raise SpecError(f"--set {shown}: expected PATH=VALUE, e.g. link_defaults.bandwidth=8GB/s")
-        try:
-            value = yaml.safe_load(text)
-        except yaml.YAMLError:
-            value = text.strip()
+        source = load_yaml(text)
+        value = text.strip() if source.problems else source.data
         if isinstance(value, (dict, list)) or value is None:
             raise SpecError(f"--set {shown}: expected one value after '=', got {text!r}")
         changes[path] = value

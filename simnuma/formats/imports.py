@@ -25,9 +25,8 @@ from __future__ import annotations
 import math
 import re
 
-import yaml
-
 from ..errors import SpecError
+from ..yamlsrc import dump_yaml
 
 __all__ = ["IMPORTS", "detect_tool", "parse_mlc", "parse_stream", "parse_likwid", "reference_yaml"]
 
@@ -210,4 +209,4 @@ def reference_yaml(fmt: str, text: str, topology, source_name: str, case: str | 
     doc = {"format": "simnuma-reference/1", "name": re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{fmt}-{source_name}")[:60],
            "board": topology.name, "description": f"{citation}, imported by simnuma import {fmt}",
            "sources": {fmt: citation}, "measurements": measurements}
-    return yaml.safe_dump(doc, sort_keys=False, width=120)
+    return dump_yaml(doc, sort_keys=False, width=120)

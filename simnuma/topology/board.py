@@ -13,9 +13,9 @@ import re
 from dataclasses import dataclass
 
 import networkx as nx
-import yaml
 
 from ..errors import TopologyError
+from ..yamlsrc import dump_yaml
 from .memparams import DramParams
 
 VCS = ("request", "posted", "response", "probe")
@@ -268,8 +268,7 @@ class Topology:
 
     def to_yaml(self, header: str = "") -> str:
         """The board as YAML; ``header`` lines are written first as ``#`` comments."""
-        text = yaml.safe_dump(self.to_dict(), sort_keys=False, default_flow_style=None, width=100,
-                              allow_unicode=True)
+        text = dump_yaml(self.to_dict(), sort_keys=False, default_flow_style=None, width=100, allow_unicode=True)
         comments = "".join(f"# {line}".rstrip() + "\n" for line in header.splitlines())
         return comments + text
 
