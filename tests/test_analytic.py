@@ -161,6 +161,27 @@ def test_a_dram_queue_of_one_entry_bounds_its_memory():
                                                                    rel=0.01)
 
 
+@pytest.mark.parametrize("occupancy", [None, "25 ns"])
+def test_a_node_s_probe_slots_bound_what_it_looks_up(occupancy):
+    """Node 1 has one probe slot and a 100-ns lookup: a local reader on node 0, whose every line probes node 1,
+    gets one line per slot hold (the lookup, or ``probe.occupancy``), as the simulation has it; a lone line's
+    latency is the same whatever the occupancy."""
+    changes = {"defaults.sri.probe_queue": 1, "defaults.probe.lookup": "100 ns"}
+    if occupancy:
+        changes["defaults.probe.occupancy"] = occupancy
+    board = chain_board(2, window=8, coherence="broadcast").with_parameters(changes)
+    result = simnuma.analyze(board, ["0.0.r.0"], size_bytes=1 << 20).to_dict()
+    hold_ns = 25.0 if occupancy else 100.0
+    assert 64 / result["threads"][0]["bandwidth_GBps"] == pytest.approx(hold_ns, rel=0.02)
+    simulated = simulate(board, ["0.0.r.0"], size_bytes=1 << 20, baseline=False).to_dict()
+    assert result["threads"][0]["bandwidth_GBps"] == pytest.approx(simulated["threads"][0]["bandwidth_GBps"],
+                                                                   rel=0.03)
+    lone = [simnuma.analyze(chain_board(2, window=1, coherence="broadcast").with_parameters(
+        dict(changes, **{"defaults.probe.occupancy": ns})), ["0.0.r.0"], size_bytes=1 << 20)
+        .thread("0.0.r.0")["latency_ns"]["mean"] for ns in ("100 ns", "10 ns")]
+    assert lone[1] == pytest.approx(lone[0], rel=1e-9)
+
+
 def test_write_episodes_on_a_dram():
     """The DRAM as the analytic model sees it: a write's share of its episode's turnarounds, and what a read waits
     for the episode it meets (all of it right behind a local write-back, half of it at a random point)."""

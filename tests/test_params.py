@@ -89,7 +89,7 @@ def test_the_schema_holds_every_declared_key_and_nothing_else():
         assert _leaves(tree) == keys
     assert schema.LINK_RATE_KEYS == ("bandwidth", "width_bits", "clock", "ddr")
     assert schema.NODE_OPTIONAL == {"core.hold", "core.requests", "memory.model", "memory.bandwidth",
-                                    "memory.efficiency", "memory.curves", "memory.dram"}
+                                    "memory.efficiency", "memory.curves", "memory.dram", "probe.occupancy"}
     assert schema.LINK_OPTIONAL == {"bandwidth", "data_buffers", "width_bits", "clock", "ddr", "count"}
 
 
@@ -128,6 +128,7 @@ def test_what_a_board_leaves_out_takes_its_declared_default():
     node, link = topo.node(0), topo.link(0, 1)
     assert node.hold_ns == {"r": 0.0, "w": 0.0, "t": 0.0}
     assert node.requests is None and node.memory_model == "fifo" and node.dram is None and node.curves is None
+    assert node.probe_occupancy_ns == node.probe_lookup_ns   # not given: as its lookup
     assert link.data_buffers == {"posted": 7, "response": 3}   # as the command buffers where not given
     assert (link.bandwidth_ab_GBps, link.bandwidth_ba_GBps) == (4.0, 4.0)
 
@@ -144,7 +145,7 @@ def test_every_catalogue_entry_is_a_declared_parameter_within_its_bounds():
     assert list(PARAMETERS) == [
         "memory.latency", "memory.efficiency", "memory.bandwidth", "memory.queue", "link.latency", "xbar.latency",
         "sri.latency", "probe.lookup", "core.window.r", "core.window.w", "core.window.t", "core.hold.r",
-        "core.hold.w", "core.hold.t"]
+        "core.hold.w", "core.hold.t", "probe.occupancy"]
     for name, free in PARAMETERS.items():
         param, key = declared(name)
         assert param is not None and param.fit is not None, name
@@ -175,6 +176,7 @@ def test_the_prior_is_the_declared_field_of_the_board():
             assert free.prior(quartet) is not None, name
     assert PARAMETERS["core.hold.r"].prior(quartet) == 0.0   # not given: the declared default
     assert PARAMETERS["memory.queue"].prior(quartet) == 16.0
+    assert PARAMETERS["probe.occupancy"].prior(quartet) == quartet.node(0).probe_lookup_ns   # not given: the lookup
 
 
 # ------------------------------------------------------------------ docs/topology.md

@@ -8,8 +8,8 @@ that the thread goes at its rate unless its lines in flight cannot carry it).  A
 * **queueing stations**, each with the service demand the miss puts on it: every link direction (the bytes
   of each packet crossing it, and a 4-byte NOP on the reverse direction for each packet received), the home
   memory (``memory.py``: the time a read and a write hold it), and each probed node's probe lookup
-  (``probe.lookup`` shared by ``sri.probe_queue`` slots, as Seidmann's approximation of a multi-server
-  station);
+  (the time a probe holds a slot, ``probe.occupancy`` or its whole ``probe.lookup``, shared by
+  ``sri.probe_queue`` slots, as Seidmann's approximation of a multi-server station);
 * **delay stations**, fixed latencies: the SRI, each crossbar and link flight on the way, the memory's
   latency; and, depending on the load, what the memory adds: a DRAM's wait for the write episode a read
   meets, or a curve memory's loaded latency at its bandwidth and read share.

@@ -156,6 +156,7 @@ class Node:
         self.xbar_ns: float = node.xbar_latency_ns
         self.sri_lag_ns: float = node.sri_latency_ns + node.xbar_latency_ns   # the SRI and crossbar on the way out
         self.probe_lookup_ns: float = node.probe_lookup_ns
+        self.probe_slot_ns: float = node.probe_occupancy_ns   # how long a probe holds its slot (probe.occupancy)
         self.probe_slots: int = node.sri_probe_queue
         self.memory: int = index[("memory", node.id)]   # its stations' numbers
         self.probe: int = index[("probe", node.id)]
@@ -325,8 +326,9 @@ class _Sums:
             self.add(response, weight)
         for out, lookup, back in probes:
             self.add(out, weight)
-            # its lookup: ``probe.lookup`` shared by ``sri.probe_queue`` slots, as Seidmann's multi-server station
-            self.demand(lookup.probe, weight * lookup.probe_lookup_ns / lookup.probe_slots)
+            # its lookup: each probe holds a slot (for ``probe.occupancy``, or its whole lookup) of the
+            # ``sri.probe_queue`` slots, as Seidmann's multi-server station
+            self.demand(lookup.probe, weight * lookup.probe_slot_ns / lookup.probe_slots)
             if back is not None:
                 self.add(back, weight)
         if done is not None:
@@ -385,9 +387,10 @@ def _path(segment: Segment, lookup: Node | None, back: Segment | None) -> Path:
         delay += d
     if lookup is None:
         return delay, segment.stations, segment.services
-    slots = lookup.probe_slots
-    delay += lookup.probe_lookup_ns * (1 - 1 / slots)
-    stations, services = segment.stations + (lookup.probe,), segment.services + (lookup.probe_lookup_ns / slots,)
+    # a slot's share of its hold queues (Seidmann), the rest of the lookup is a delay
+    slots, slot_ns = lookup.probe_slots, lookup.probe_slot_ns
+    delay += (lookup.probe_lookup_ns - slot_ns) + slot_ns * (1 - 1 / slots)
+    stations, services = segment.stations + (lookup.probe,), segment.services + (slot_ns / slots,)
     if back is not None:
         delay += back.lag_ns
         for d in back.delays:

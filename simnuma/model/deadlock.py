@@ -43,7 +43,7 @@ def stall_ns(topology) -> float:
     longest = 0.0
     for node in topology.nodes:
         times = [node.memory_latency_ns, node.sri_latency_ns, node.xbar_latency_ns, node.probe_lookup_ns,
-                 *(node.hold_ns or {}).values()]
+                 node.probe_occupancy_ns, *(node.hold_ns or {}).values()]
         if node.dram is not None:
             times += [t for name, t in node.dram.timings_ns.items() if name != "tREFI"]
         for curve in node.curves or ():

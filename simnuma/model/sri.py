@@ -5,7 +5,9 @@ writes, probe responses and source-done messages wait here for one of the
 SRI's crossbar command buffers of their virtual channel (K8: request 2,
 posted 3, response 3) and pay the SRI latency; and the probe path into the
 node's caches — an incoming probe waits for a slot of the XBar-to-SRI probe
-queue, is looked up for ``probe_lookup_ns`` and answered to the requester.
+queue, is looked up for ``probe_lookup_ns`` and answered to the requester; it
+holds its slot for the whole lookup, or for ``probe.occupancy`` where the board
+gives one (lookups pipelined when it is shorter).
 
 Abstracts away: the cache hierarchy itself (in the stride test no probe ever
 hits, so every probe answers "miss" after the lookup) and arbitration between
@@ -37,7 +39,7 @@ class SRI(Component):
     """Request queue and probe handling of node ``index``."""
 
     __slots__ = ("env", "clock", "index", "node_id", "inject_delay_ns", "pools", "probe_queue",
-                 "lookup_ns", "xbar", "coherence", "routes", "resp_routes", "answer", "observer", "prober",
+                 "lookup_ns", "slot_ns", "xbar", "coherence", "routes", "resp_routes", "answer", "observer", "prober",
                  "looker", "injected")
 
     # wired by the System once every component exists (unset until then)
@@ -57,6 +59,9 @@ class SRI(Component):
                       for vc in VC_NAMES]
         self.probe_queue = CreditPool(env, params.sri_probe_queue, f"N{node_id} xbar->sri probe")
         self.lookup_ns = params.probe_lookup_ns
+        # how long a probe holds its slot when that is not its lookup (probe.occupancy), else -1: freed as it is answered
+        occupancy = params.probe_occupancy_ns
+        self.slot_ns = -1.0 if occupancy is None or occupancy == self.lookup_ns else occupancy
         self.answer: tuple = (Port(self, _ANSWER),)   # the callbacks of a probe whose lookup is done
         self.prober = Port(self, _PROBE_IN)     # probe_in, as a callback
         self.looker = Port(self, _LOOKUP)       # _lookup, as a callback
@@ -120,10 +125,13 @@ class SRI(Component):
         if self.observer is not None:
             self.observer.probe_lookup(self, pkt)
         pkt.held.release(now)
+        if self.slot_ns >= 0.0:
+            self.probe_queue.release(now + self.slot_ns)
         deliver_at(self.clock, now + self.lookup_ns, pkt, self.answer)
 
     def _answer(self, probe: Packet) -> None:
-        self.probe_queue.release(self.clock.now_ns)
+        if self.slot_ns < 0.0:
+            self.probe_queue.release(self.clock.now_ns)
         txn: Transaction = probe.txn
         if txn.requester == self.index:
             self.coherence.local_probe_response(txn)

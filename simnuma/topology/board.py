@@ -50,6 +50,7 @@ class NodeParams:
     mct_buffers: dict  # vc -> MCT->XBar command buffers
     xbar_latency_ns: float
     probe_lookup_ns: float
+    probe_occupancy_ns: float  # how long a probe holds its XBar->SRI slot (not given: its lookup)
     hold_ns: dict  # op -> time a miss buffer stays busy after its fill (0 when not given)
     requests: int | None  # memory requests a core can keep in flight; bounds a paced thread (None: its op window)
     memory_model: str  # fifo | dram | curve (simnuma.topology.memparams)

@@ -88,6 +88,8 @@ def _node_params(nid: int, r: dict) -> NodeParams:
     dram = []
     for p in NODE_PARAMETERS:
         value = _resolved(r, p) if model in p.models else None
+        if value is None and p.default_from:   # not given: the value of the parameter it follows
+            value = fields.get(declared(p.default_from)[0].field)
         if isinstance(p.field, str) and p.field.startswith("dram."):
             dram.append((p, value))
         elif isinstance(p.field, str):

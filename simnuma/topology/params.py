@@ -260,6 +260,10 @@ BOARD_PARAMETERS = (
           fit=Fit(5, 0.5, 20.0, "crossbar traversal")),
     Param("probe.lookup", "time", "cache lookup of a probe before its response", "probe_lookup_ns",
           fit=Fit(7, 1.0, 60.0, "cache probe lookup before the response")),
+    Param("probe.occupancy", "time", "how long a probe holds its XBar→SRI slot, from the start of its lookup: the"
+          " node looks up at most `sri.probe_queue` probes per occupancy (shorter than `probe.lookup`: lookups"
+          " pipelined, the response still after `probe.lookup`)", "probe_occupancy_ns", default_from="probe.lookup",
+          fit=Fit(10, 0.5, 120.0, "time a probe holds its XBar->SRI slot")),
     Param("link.width_bits", "int", "signalling width: bandwidth per direction = width / 8 × clock × (2 if ddr)",
           None, default=None, unit="bits", either="link.bandwidth"),
     Param("link.clock", "frequency", "signalling clock", None, default=None, either="link.bandwidth"),

@@ -72,3 +72,31 @@ def test_a_forwarded_packet_frees_its_buffer_when_it_starts_onward():
     line_ns = r.threads[0]["time_ns"] / 2048
     first_hop_cycle_ns = 72 / 4.0 + 10.0 + 2.0 + 4 / 4.0 + 10.0  # victim out, NOP back
     assert line_ns == pytest.approx(first_hop_cycle_ns, rel=0.05)
+
+
+def _probe_bound_board(window: int, **probe) -> object:
+    """Two nodes broadcasting, node 1 looking up one probe at a time for 100 ns (or holding its slot for
+    ``probe['occupancy']``): a local reader on node 0 is held by node 1's probe slot, nothing else."""
+    changes = {"defaults.sri.probe_queue": 1, "defaults.probe.lookup": "100 ns"}
+    changes.update({f"defaults.probe.{key}": value for key, value in probe.items()})
+    return two_node_board(window=window, coherence="broadcast").with_parameters(changes)
+
+
+@pytest.mark.parametrize("occupancy_ns", [None, 50.0, 25.0])
+def test_a_node_looks_up_its_probe_slots_over_their_occupancy_per_ns(occupancy_ns):
+    """Every local line sends node 1 a probe; with one slot, node 1 answers one probe per occupancy
+    (the whole 100-ns lookup when the board gives none), and that is each line's time."""
+    probe = {} if occupancy_ns is None else {"occupancy": f"{occupancy_ns} ns"}
+    r = simulate(_probe_bound_board(8, **probe), ["0.0.r.0"], size_bytes=64 * 2048, mode="exact",
+                 baseline=False)
+    line_ns = r.threads[0]["time_ns"] / 2048
+    assert line_ns == pytest.approx(occupancy_ns or 100.0, rel=0.03)
+    assert r.bottleneck["buffer"] == "N1 xbar->sri probe"
+
+
+def test_a_shorter_probe_occupancy_leaves_a_lone_miss_as_slow():
+    """The occupancy bounds how many probes a node looks up at once, not how long each takes."""
+    whole = _isolated_latency_ns(_probe_bound_board(1), "0.0.r.0")
+    pipelined = _isolated_latency_ns(_probe_bound_board(1, occupancy="10 ns"), "0.0.r.0")
+    assert pipelined == whole
+    assert whole > 100.0 + 2 * 10.0   # the probe's round trip: its lookup and a flight each way
