@@ -89,7 +89,8 @@ def test_the_schema_holds_every_declared_key_and_nothing_else():
         assert _leaves(tree) == keys
     assert schema.LINK_RATE_KEYS == ("bandwidth", "width_bits", "clock", "ddr")
     assert schema.NODE_OPTIONAL == {"core.hold", "core.requests", "memory.model", "memory.bandwidth",
-                                    "memory.efficiency", "memory.curves", "memory.dram", "probe.occupancy"}
+                                    "memory.efficiency", "memory.curves", "memory.dram", "memory.release",
+                                    "probe.occupancy"}
     assert schema.LINK_OPTIONAL == {"bandwidth", "data_buffers", "width_bits", "clock", "ddr", "count"}
 
 

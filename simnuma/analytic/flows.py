@@ -26,7 +26,8 @@ from ..topology.board import ROUTE_CLASSES
 from ..units import LINE_BYTES
 from .memory import MemoryStation
 
-__all__ = ["ThreadClass", "Board", "Holds", "thread_class", "board_cache", "board_resources", "compile_paths"]
+__all__ = ["ThreadClass", "Board", "Holds", "thread_class", "board_cache", "board_resources", "compile_paths",
+           "cycle_ns", "branches_ns", "longest_ns", "path_ns"]
 
 PACKET_BYTES: Final = {kind: cmd + data for kind, (_vc, cmd, data) in KINDS.items()}
 HEADER_BYTES: Final = {kind: cmd for kind, (_vc, cmd, _data) in KINDS.items()}   # what a later hop waits for (cut-through)
@@ -63,8 +64,9 @@ class Holds:
 
 
 # a flow: (demand ns per transaction at each station, the stations it uses (its home memory's last), its buffer
-# pools, its transactions, miss buffer hold ns per transaction, write-backs per transaction, its requests' spacing ns)
-Flow = tuple[tuple[float, ...], tuple[int, ...], Holds, tuple[FlowTransaction, ...], float, float, float]
+# pools, its transactions, miss buffer hold ns per transaction, write-backs per transaction, its requests' spacing ns,
+# the ns its source-done takes back to the home (0 for a local memory))
+Flow = tuple[tuple[float, ...], tuple[int, ...], Holds, tuple[FlowTransaction, ...], float, float, float, float]
 
 
 class ThreadClass:
@@ -83,8 +85,8 @@ class ThreadClass:
         # the stations with any (and the home memory); its buffer pools; per transaction of the pattern its paths;
         # a write's miss buffer busy after its fill, and write-backs to the home memory (one read each), per
         # transaction; how closely its requests follow each other (``_flow``): the lines in flight reach the home
-        # as a train this far apart
-        self.row, self.uses, self.pools, self.paths, self.hold_ns, self.writes, self.train_ns = flow
+        # as a train this far apart; the time its source-done takes back to the home
+        self.row, self.uses, self.pools, self.paths, self.hold_ns, self.writes, self.train_ns, self.done_ns = flow
 
 
 def thread_class(topology, spec, foreground: bool) -> ThreadClass:
@@ -153,6 +155,7 @@ class Node:
         self.requests: int | None = node.requests
         self.hold_ns: dict = node.hold_ns or {}
         self.memory_queue: int = node.memory_queue
+        self.release_at_done: bool = node.memory_release == "done"   # a read holds its DRAM queue entry to its end
         self.xbar_ns: float = node.xbar_latency_ns
         self.sri_lag_ns: float = node.sri_latency_ns + node.xbar_latency_ns   # the SRI and crossbar on the way out
         self.probe_lookup_ns: float = node.probe_lookup_ns
@@ -368,7 +371,7 @@ def _flow(board: Board, node: int, home: int, op: str) -> Flow:
             sums.add(board.segment(node, home, "victim"), share)
             writes += share
             hold_ns += share * here.hold_ns.get(op, 0.0)
-    request, response, probes, _done = read
+    request, response, probes, done = read
     # the closest a request follows the one before it when nothing else is on its way: the time its tightest
     # receive buffer pool holds a slot (a credit's round trip over the pool's slots); 0 where it crosses no link
     train_ns = max(request.held_ns, default=0.0)
@@ -376,7 +379,18 @@ def _flow(board: Board, node: int, home: int, op: str) -> Flow:
     pools = Holds(sums.credits, sums.serials)
     transaction = (_path(request, None, None), _memory_branch(there, response),
                    tuple([_path(out, lookup, back) for out, lookup, back in probes]))
-    return tuple(sums.demands), uses, pools, (transaction,) * len(pattern), hold_ns, writes, train_ns
+    done_ns = 0.0
+    if done is not None:   # its fixed delays and its services, unstretched: a 4-byte packet seldom waits
+        delay, _stations, services = _path(done, None, None)
+        done_ns = delay + _sum(services)
+    return tuple(sums.demands), uses, pools, (transaction,) * len(pattern), hold_ns, writes, train_ns, done_ns
+
+
+def _sum(values) -> float:
+    out = 0.0
+    for v in values:
+        out += v
+    return out
 
 
 def _path(segment: Segment, lookup: Node | None, back: Segment | None) -> Path:
@@ -422,3 +436,39 @@ def compile_paths(c: ThreadClass, memory: MemoryStation) -> tuple[Transaction, .
         out.append((request, (branch,) + probes))
     # tuples: they live in the board's cache, and the garbage collector stops scanning a tuple of plain values
     return tuple(out)
+
+
+def cycle_ns(compiled: tuple[Transaction, ...], factor: list[float]) -> float:
+    """Mean latency of a transaction: each station's service stretched by ``factor`` (1 + what waits there, and
+    at a memory what it adds at its load), plus the fixed delays; the longest of the branches after the request."""
+    total = 0.0
+    for request, branches in compiled:
+        total += path_ns(request, factor)
+        total += longest_ns(branches, factor)
+    return total / len(compiled)
+
+
+def branches_ns(compiled: tuple[Transaction, ...], factor: list[float]) -> float:
+    """Mean time of a transaction's longest branch after its request (as :func:`cycle_ns` takes it)."""
+    total = 0.0
+    for _request, branches in compiled:
+        total += longest_ns(branches, factor)
+    return total / len(compiled)
+
+
+def longest_ns(branches: tuple[Path, ...], factor: list[float]) -> float:
+    longest = 0.0
+    for path in branches:
+        t = path_ns(path, factor)
+        if t > longest:
+            longest = t
+    return longest
+
+
+def path_ns(path: Path, factor: list[float]) -> float:
+    """A path's fixed delay and its services stretched by ``factor``."""
+    delay, stations, services = path
+    spent = 0.0
+    for j in range(len(stations)):
+        spent += factor[stations[j]] * services[j]
+    return delay + spent

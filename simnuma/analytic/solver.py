@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from .flows import Board, Holds, Transaction, compile_paths
+from .flows import Board, Holds, Transaction, branches_ns, compile_paths, cycle_ns
 from .memory import MemoryStation, home_memories
 
 __all__ = ["Network"]
@@ -118,9 +118,11 @@ class Network:
         """What the bounds check: per buffer pool, what each class holds (with the link station where its packets
         also queue); per node, its DRAM queue's entries and the classes that use it."""
         self.holds: dict[str, Holds] = {c.label: c.pools for c in self.classes}
-        # each node's DRAM queue: a read holds an entry for its time in the memory, a write-back for its burst
+        # each node's DRAM queue: a read holds an entry for its time in the memory (with memory.release: done, from
+        # its arrival to its end and its source-done's way back: ``done`` ns, else -1), a write-back for its burst
         self.queues = [(board.nodes[home].memory, self.index[("queue", home)], board.nodes[home].memory_queue, m,
-                        [(c.label, c.writes, m.scattered_ns if c.op == "l" else 0.0)
+                        [(c.label, c.writes, m.scattered_ns if c.op == "l" else 0.0,
+                          c.done_ns if board.nodes[home].release_at_done else -1.0)
                          for c in self.classes if c.home == home])
                        for home, m in self.memories.items()]
 
@@ -270,10 +272,10 @@ class Network:
                 if i >= 0:
                     unstretched = factor[i]
                     factor[i] = unstretched + waits[k][i] / read_ns[k]
-                    latency = _cycle_ns(paths[k], factor)
+                    latency = cycle_ns(paths[k], factor)
                     factor[i] = unstretched
                 else:
-                    latency = _cycle_ns(paths[k], factor)
+                    latency = cycle_ns(paths[k], factor)
                 latencies[k] = latency
                 # a paced thread issues no faster than its rate, whatever its lines take
                 cycle = latency + hold[k]
@@ -324,11 +326,27 @@ class Network:
             out[label] = (list(zip(holds.pools, holds.held_ns)) if alone
                           else _held(holds, self.board.pool_link, total, queue[label]))
         for i, r, slots, m, there in self.queues:
-            for label, writes, scattered_ns in there:   # (a chase opens a row for every line)
+            for label, writes, scattered_ns, done_ns in there:   # (a chase opens a row for every line)
                 f = factors[label][i]
-                hold = m.delay_ns + scattered_ns + m.bus_hold_ns * f + waits[label][i] + writes * m.write_hold_ns * f
+                if done_ns < 0.0:
+                    read_ns = m.delay_ns + scattered_ns + m.bus_hold_ns * f + waits[label][i]
+                else:
+                    read_ns = self._to_the_end_ns(label, factors[label], waits[label]) + done_ns
+                hold = read_ns + writes * m.write_hold_ns * f
                 out[label].append((r, hold / slots))
         return out
+
+    def _to_the_end_ns(self, label: str, factor: list[float], waits: list[float]) -> float:
+        """How long a read of class ``label`` takes from its arrival at the home to its end at the requester: the
+        longest of its branches, its memory's stretched by what the memory adds at its load (as its latency is)."""
+        labels, _demand, paths, _customers, _period, _hold, _uses, _loaded, stretch, read_ns = self.numbered
+        k = labels.index(label)
+        i = stretch[k]
+        if i < 0:
+            return branches_ns(paths[k], factor)
+        stretched = list(factor)
+        stretched[i] += waits[i] / read_ns[k]
+        return branches_ns(paths[k], stretched)
 
     def _loads(self, throughput: dict[str, float], demands: dict[str, list[tuple[int, float]]]) -> dict[int, float]:
         """Every resource's share in use at ``throughput``, by its number on the board: stations (their
@@ -435,28 +453,6 @@ def _common_wait(users: list[tuple[float, float, float, float]]) -> float:
         else:
             break   # nothing through it can give up anything
     return wait
-
-
-def _cycle_ns(compiled: tuple[Transaction, ...], factor: list[float]) -> float:
-    """Mean latency of a transaction: each station's service stretched by ``factor`` (1 + what waits there, and
-    at a memory what it adds at its load), plus the fixed delays; the longest of the branches after the request."""
-    total = 0.0
-    for request, branches in compiled:
-        delay, stations, services = request
-        spent = 0.0
-        for j in range(len(stations)):
-            spent += factor[stations[j]] * services[j]
-        total += delay + spent
-        longest = 0.0
-        for delay, stations, services in branches:
-            spent = 0.0
-            for j in range(len(stations)):
-                spent += factor[stations[j]] * services[j]
-            t = delay + spent
-            if t > longest:
-                longest = t
-        total += longest
-    return total / len(compiled)
 
 
 def _total(values: list[float]) -> float:

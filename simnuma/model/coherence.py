@@ -5,7 +5,8 @@ Models, for a line homed on node H and requested from node S:
 * **read** — request S->H; when H's MCT admits it, DRAM starts and (broadcast)
   a probe goes from H to every other node; every probed node answers S; H
   sends the data to S.  The read completes at S when the data and every probe
-  response are in; S then sends source-done to H.
+  response are in; S then sends source-done to H, which frees the read's
+  DRAM queue entry there if the board says so (``memory.release: done``).
 * **write** — the same read-for-ownership, then a posted victim write of a
   dirty line S->H (the stride test's steady state: every fill evicts one).
 * **probe_filter** — no broadcast: in the stride test no other node holds the
@@ -121,9 +122,11 @@ class Coherence(Component):
         """A response packet reached its consumer."""
         if self.observer is not None:
             self.observer.delivered(pkt)
+        txn: Transaction = pkt.txn
         if pkt.kind != "source_done":
-            txn: Transaction = pkt.txn
             self._response(txn)
+        else:
+            self.mcts[txn.home].read_complete()
 
     def local_probe_response(self, txn: Transaction) -> None:
         self._response(txn)
@@ -141,6 +144,8 @@ class Coherence(Component):
         thread.filled(txn)
         if home != requester:
             sri.inject(Packet("source_done", txn, requester, home, ()))
+        else:
+            self.mcts[home].read_complete()
         if thread.hold_ns:
             deliver_at(self.clock, self.clock.now_ns + thread.hold_ns, txn, self.retire)
         else:

@@ -6,8 +6,10 @@ handing of admitted requests to the node's memory, and the MCT's crossbar
 command buffers (K8: response 5, probe 2) through which read data and
 coherence probes leave.  A probe broadcast takes one probe buffer; the
 crossbar copies it to every target, and the buffer is free once the last copy
-has left.  A read holds its queue entry until its data has a crossbar buffer;
-a victim write until the memory has absorbed it.
+has left.  A read holds its queue entry until its data has a crossbar buffer
+(``memory.release: data``) or until the read is complete, its source-done
+back from the requester (``done``: :meth:`read_complete`); a victim write
+until the memory has absorbed it.
 
 The memory behind the queue is one of three models (``memory.model``):
 :class:`FifoMemory` here, :class:`~simnuma.model.dram.DRAM` (banks, rows,
@@ -57,7 +59,7 @@ class Memory(Component):
 class MCT(Component):
     """Memory controller of node ``index``: the DRAM queue, the crossbar buffers, and a memory behind them."""
 
-    __slots__ = ("env", "clock", "index", "node_id", "queue", "pools", "memory", "model", "addressed",
+    __slots__ = ("env", "clock", "index", "node_id", "queue", "release_at_data", "pools", "memory", "model", "addressed",
                  "xbar_delay_ns", "xbar", "coherence", "resp_routes", "probe_routes", "data_ready", "observer",
                  "acceptor", "admitter", "sender", "broadcaster")
 
@@ -75,6 +77,7 @@ class MCT(Component):
         self.index = index
         self.node_id = node_id
         self.queue = CreditPool(env, params.memory_queue, f"N{node_id} mct dram queue")
+        self.release_at_data = params.memory_release == "data"   # a read's entry is free as its data leave
         self.pools: list[CreditPool | None] = [None] * 4   # per virtual channel: the MCT sends responses and probes
         self.pools[RESPONSE] = CreditPool(env, params.mct_buffers["response"], f"N{node_id} mct->xbar response")
         self.pools[PROBE] = CreditPool(env, params.mct_buffers["probe"], f"N{node_id} mct->xbar probe")
@@ -142,8 +145,14 @@ class MCT(Component):
         now = self.clock.now_ns
         if self.observer is not None:
             self.observer.data_leaves(self, pkt)
-        self.queue.release(now)
+        if self.release_at_data:
+            self.queue.release(now)
         self._enter_xbar(pkt, RESPONSE)
+
+    def read_complete(self) -> None:
+        """A read homed here is complete (its source-done is in): with ``memory.release: done`` its entry is free."""
+        if not self.release_at_data:
+            self.queue.release(self.clock.now_ns)
 
     def broadcast(self, probes) -> None:
         """Send one broadcast probe: a single MCT probe buffer, copied by the crossbar to every target.

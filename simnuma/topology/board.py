@@ -44,6 +44,7 @@ class NodeParams:
     memory_efficiency: float
     memory_latency_ns: float
     memory_queue: int
+    memory_release: str  # when a read's DRAM queue entry is free: data | done (simnuma.topology.memparams.RELEASES)
     sri_latency_ns: float
     sri_buffers: dict  # vc -> SRI->XBar command buffers
     sri_probe_queue: int

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .memparams import MEMORY_MODELS, OPTIONAL_TIMINGS, PAGE_POLICIES, SCHEDULERS, TIMINGS
+from .memparams import MEMORY_MODELS, OPTIONAL_TIMINGS, PAGE_POLICIES, RELEASES, SCHEDULERS, TIMINGS
 
 __all__ = ["REQUIRED", "Kind", "KINDS", "Fit", "Param", "BOARD_PARAMETERS", "NODE_PARAMETERS",
            "LINK_PARAMETERS", "declared", "options", "schema", "optional_paths", "rate_keys", "model_keys",
@@ -68,6 +68,7 @@ KINDS = {
     "memory_model": Kind(options(MEMORY_MODELS)),
     "scheduler": Kind(options(SCHEDULERS)),
     "page_policy": Kind(options(PAGE_POLICIES)),
+    "release": Kind(options(RELEASES)),
     "address_map": Kind("address fields"),
     "curves": Kind("list of curves"),
 }
@@ -205,6 +206,10 @@ BOARD_PARAMETERS = (
                          "low": 20.0, "high": 200.0})))),
     Param("memory.queue", "int", "MCT DRAM queue depth", "memory_queue", unit="entries",
           fit=Fit(3, 1, 512, "requests the memory controller's DRAM queue holds", integer_max=4096)),
+    Param("memory.release", "release", "when a read's DRAM queue entry is free: `data`, once its data leave the"
+          " memory controller; `done`, once the read is complete, its source-done back at the home (a local read:"
+          " once its data and every probe response are in), as a home that tracks each request to its end",
+          "memory_release", default="data"),
     Param("memory.bandwidth", "bandwidth", "peak DRAM bandwidth of the node", "memory_bandwidth_GBps",
           models=("fifo",), fit=Fit(2, 1.0, 400.0, "peak DRAM bandwidth per node")),
     Param("memory.efficiency", "fraction", "sustained share of the peak", "memory_efficiency", models=("fifo",),

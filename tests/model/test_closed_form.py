@@ -100,3 +100,20 @@ def test_a_shorter_probe_occupancy_leaves_a_lone_miss_as_slow():
     pipelined = _isolated_latency_ns(_probe_bound_board(1, occupancy="10 ns"), "0.0.r.0")
     assert pipelined == whole
     assert whole > 100.0 + 2 * 10.0   # the probe's round trip: its lookup and a flight each way
+
+
+@pytest.mark.parametrize("release", ["data", "done"])
+def test_a_read_holds_its_dram_queue_entry_as_long_as_the_board_says(release):
+    """One DRAM queue entry and eight lines in flight: each line waits for the entry the line before holds, from
+    its admission at the home until its data leave the controller (``data``: 50 ns and its 64 B at 100 GB/s), or
+    until its source-done is back (``done``: then also the data's way to the requester, crossbar, 68 B at 4 GB/s,
+    flight and crossbar, and the source-done's way back, SRI, crossbar, 4 B, flight and crossbar)."""
+    board = chain_board(2, window=8).with_parameters({"defaults.memory.queue": 1, "defaults.memory.release": release})
+    r = simulate(board, ["0.0.r.1"], size_bytes=64 * 2048, mode="exact", baseline=False)
+    line_ns = r.threads[0]["time_ns"] / 2048
+    in_memory = 50.0 + 64 / 100.0
+    to_requester = 2.0 + 68 / 4.0 + 10.0 + 2.0
+    source_done_back = 1.0 + 2.0 + 4 / 4.0 + 10.0 + 2.0
+    expected = in_memory + (to_requester + source_done_back if release == "done" else 0.0)
+    assert line_ns == pytest.approx(expected, rel=0.01)
+    assert r.bottleneck["buffer"] == "N1 mct dram queue"
