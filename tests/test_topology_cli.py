@@ -51,6 +51,16 @@ def test_show_text(capsys):
     assert "N0: 4 cores; 4 ports, 2 coherent + 1 I/O (I/O bridge)" in out
 
 
+def test_show_text_says_when_a_read_holds_its_queue_entry_to_its_end(capsys, tmp_path):
+    status, out, _ = run(capsys, "topo", "show", "quartet")
+    assert status == 0 and "held to its end" not in out
+    board = tmp_path / "held.yaml"
+    board.write_text(load_topology("quartet").with_parameters({"defaults.memory.release": "done"}).to_yaml())
+    status, out, _ = run(capsys, "topo", "show", str(board))
+    assert status == 0
+    assert "queue 16, controller latency 44.01 ns, a read's queue entry held to its end (memory.release: done)" in out
+
+
 def test_check_good_and_bad_files(capsys):
     status, out, err = run(capsys, "topo", "check", "quartet", str(FILES / "good_line3.yaml"))
     assert status == 0 and "ok (line3: 3 nodes, 2 links)" in out and err == ""

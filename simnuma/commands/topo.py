@@ -60,7 +60,12 @@ def _nodes_text(topo) -> str:
 
 
 def _memory_text(n) -> str:
-    """One line on a node's memory, by model."""
+    """One line on a node's memory, by model (and how long a read holds its queue entry, where not to its data)."""
+    held = ", a read's queue entry held to its end (memory.release: done)" if n.memory_release == "done" else ""
+    return _memory_model_text(n) + held
+
+
+def _memory_model_text(n) -> str:
     latency = format_time(n.memory_latency_ns)
     if n.memory_model == "dram":
         d = n.dram
