@@ -248,6 +248,21 @@ def test_a_parameter_the_file_does_not_set_is_written_in_place():
     assert parse_topology(text) == cal.topology
 
 
+def test_a_parameter_that_follows_another_is_said_to_follow_it(tmp_path):
+    """probe.occupancy is not given by the Quartet, so it is its lookup: kept unidentified while the lookup moves,
+    the calibrated board's comment gives the value it now has, not the old lookup's."""
+    from simnuma.cli import main
+    out = tmp_path / "q.yaml"
+    assert main(["calibrate", "quartet", "quartet-single-thread", "--fit", "probe.lookup=20:60", "probe.occupancy",
+                 "--cases", "0.0.r.1", "0.0.r.3", "-o", str(out)]) == 0
+    board = load_topology(str(out))
+    lookup = board.node(0).probe_lookup_ns
+    assert lookup != load_topology("quartet").node(0).probe_lookup_ns
+    assert board.node(0).probe_occupancy_ns == lookup
+    assert (f"probe.occupancy not identified (no fitted prediction depends on it); not given, so as probe.lookup:"
+            f" {lookup:g} ns") in out.read_text()
+
+
 def test_predict_uses_the_same_figures(round_trip):
     _, data, cal = round_trip
     predicted = predict(cal.topology, data, processes=1)

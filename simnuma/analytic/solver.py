@@ -10,7 +10,8 @@ Then the bounds: no station is offered more than it serves, no buffer pool turns
 they come back, no DRAM queue holds more lines than its entries.  A link's receive buffer is held from the use of
 its credit until the next stage takes the packet and its credit is back (``flows.py``), plus whatever the packet
 waits behind other threads' packets on the link; a node's DRAM queue entry from a read's admission until its
-data leave, a write-back's until its burst has ended.  The solution is found again in rounds, with the classes
+data leave (with ``memory.release: done``, until its longest branch ends and its source-done is back), a
+write-back's until its burst has ended.  The solution is found again in rounds, with the classes
 an overloaded resource holds back capped at what it lets through (``Network.solve``), so that the others see
 them at their slower rate.
 """

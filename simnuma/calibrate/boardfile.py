@@ -9,6 +9,7 @@ from typing import Any
 from .. import __version__
 from ..errors import CalibrationError, TopologyError
 from ..topology import parse_topology
+from ..topology.params import declared
 from .parameters import _BLOCK_END, _BLOCK_START, RECORD_PREFIX
 from .results import Calibration, ParameterFit
 from .rows import number_text
@@ -50,8 +51,7 @@ def _comment_block(cal: Calibration, shown: list) -> list:
         elif p.value is not None and p.value != p.prior:
             lines.append(f"#   {p.param.name} set to {p.param.format(p.value)}: not identified ({p.note})")
         else:
-            kept = "-" if p.prior is None else p.param.format(p.prior)
-            lines.append(f"#   {p.param.name} kept at {kept}: not identified ({p.note})")
+            lines.append(_kept_line(p, cal))
     lines.append("# measured -> fitted (residual):")
     for r in cal.rows:
         lines.append(f"#   {r.measurement.case.name} {r.measurement.label}: {number_text(r.measurement.value)} ->"
@@ -63,6 +63,18 @@ def _comment_block(cal: Calibration, shown: list) -> list:
     lines.append(RECORD_PREFIX + json.dumps(record, sort_keys=True, ensure_ascii=False))
     lines.append(_BLOCK_END)
     return lines
+
+
+def _kept_line(p: ParameterFit, cal: Calibration) -> str:
+    """The comment of a parameter not identified and left as it was: at its value, or, where the board does
+    not give it and it follows another parameter that the fit moved (``probe.occupancy``), as that one."""
+    now = p.param.prior(cal.topology)
+    follows = declared(p.param.name)[0].default_from
+    if follows and now is not None and p.prior is not None and now != p.prior:
+        return (f"#   {p.param.name} not identified ({p.note}); not given, so as {follows}:"
+                f" {p.param.format(now)}")
+    kept = "-" if p.prior is None else p.param.format(p.prior)
+    return f"#   {p.param.name} kept at {kept}: not identified ({p.note})"
 
 
 def _remove_block(text: str) -> str:

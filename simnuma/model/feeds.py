@@ -11,8 +11,11 @@ its packets may need next, from the board's routes and the packet flows of
   node, or the local MCT's DRAM queue; its response buffers (probe responses,
   source-done, no data) the first link's response command buffers;
 * an MCT's DRAM queue feeds its response buffers (a read keeps its entry until
-  its data have one); its response buffers feed the first link towards the
-  requester, its probe buffers the first link towards every probed node;
+  its data have one), and with ``memory.release: done`` also what a source-done
+  crosses on its way to it (every other node's SRI response buffers and the
+  response command buffers of the links on the way); its response buffers
+  feed the first link towards the requester, its probe buffers the first link
+  towards every probed node;
 * a link's receive buffers feed the next link of every route through it, or,
   where routes end: the DRAM queue (requests, victims), the SRI's probe queue
   (probes); responses are consumed on arrival;
@@ -60,6 +63,11 @@ def buffer_feeds(system) -> dict:
                 add(sri.pools[REQUEST], [mct.queue])
                 add(sri.pools[POSTED], [mct.queue])
         add(mct.queue, [mct.pools[RESPONSE]])
+        if not mct.release_at_data:   # a read keeps its entry until its source-done is in
+            for j in range(n):
+                for resp_route in system.sris[j].resp_routes:
+                    if resp_route and resp_route[-1].dst == i:
+                        add(mct.queue, [system.sris[j].pools[RESPONSE]] + [d.cmd_pools[RESPONSE] for d in resp_route])
     for i in range(n):
         for routes, channels in ((system.sris[i].routes, (REQUEST, POSTED)), (system.sris[i].resp_routes, (RESPONSE,)),
                                  (system.mcts[i].probe_routes, (PROBE,))):

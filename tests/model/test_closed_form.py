@@ -95,25 +95,44 @@ def test_a_node_looks_up_its_probe_slots_over_their_occupancy_per_ns(occupancy_n
 
 
 def test_a_shorter_probe_occupancy_leaves_a_lone_miss_as_slow():
-    """The occupancy bounds how many probes a node looks up at once, not how long each takes."""
+    """The occupancy bounds how many probes a node looks up at once, not how long each takes: a lone miss takes
+    as long, while eight in flight go faster."""
     whole = _isolated_latency_ns(_probe_bound_board(1), "0.0.r.0")
     pipelined = _isolated_latency_ns(_probe_bound_board(1, occupancy="10 ns"), "0.0.r.0")
     assert pipelined == whole
     assert whole > 100.0 + 2 * 10.0   # the probe's round trip: its lookup and a flight each way
+    times = [simulate(_probe_bound_board(8, **probe), ["0.0.r.0"], size_bytes=64 * 1024, mode="exact",
+                      baseline=False).makespan_ns for probe in ({}, {"occupancy": "10 ns"})]
+    assert times[1] < 0.5 * times[0]
+
+
+def test_a_probe_occupancy_longer_than_its_lookup_holds_the_slot_past_the_answer():
+    """Occupancy 150 ns with a 100-ns lookup: the slot is free 50 ns after the answer, so even one line at a time
+    goes at one per 150 ns (a lone miss's round trip is 135 ns), and eight in flight no faster."""
+    assert _isolated_latency_ns(_probe_bound_board(1), "0.0.r.0") == pytest.approx(135.0, abs=2.0)
+    assert _isolated_latency_ns(_probe_bound_board(1, occupancy="150 ns"), "0.0.r.0") == pytest.approx(150.0,
+                                                                                                      abs=1.0)
+    r = simulate(_probe_bound_board(8, occupancy="150 ns"), ["0.0.r.0"], size_bytes=64 * 2048, mode="exact",
+                 baseline=False)
+    assert r.threads[0]["time_ns"] / 2048 == pytest.approx(150.0, rel=0.03)
 
 
 @pytest.mark.parametrize("release", ["data", "done"])
-def test_a_read_holds_its_dram_queue_entry_as_long_as_the_board_says(release):
+@pytest.mark.parametrize("spec", ["0.0.r.1", "0.0.r.0"])
+def test_a_read_holds_its_dram_queue_entry_as_long_as_the_board_says(release, spec):
     """One DRAM queue entry and eight lines in flight: each line waits for the entry the line before holds, from
     its admission at the home until its data leave the controller (``data``: 50 ns and its 64 B at 100 GB/s), or
-    until its source-done is back (``done``: then also the data's way to the requester, crossbar, 68 B at 4 GB/s,
-    flight and crossbar, and the source-done's way back, SRI, crossbar, 4 B, flight and crossbar)."""
+    until the read is complete (``done``): for a remote read, also the data's way to the requester (crossbar,
+    68 B at 4 GB/s, flight and crossbar) and the source-done's way back (SRI, crossbar, 4 B, flight and
+    crossbar); for a local read, the data's crossing of the crossbar to the SRI."""
     board = chain_board(2, window=8).with_parameters({"defaults.memory.queue": 1, "defaults.memory.release": release})
-    r = simulate(board, ["0.0.r.1"], size_bytes=64 * 2048, mode="exact", baseline=False)
+    r = simulate(board, [spec], size_bytes=64 * 2048, mode="exact", baseline=False)
     line_ns = r.threads[0]["time_ns"] / 2048
     in_memory = 50.0 + 64 / 100.0
-    to_requester = 2.0 + 68 / 4.0 + 10.0 + 2.0
-    source_done_back = 1.0 + 2.0 + 4 / 4.0 + 10.0 + 2.0
-    expected = in_memory + (to_requester + source_done_back if release == "done" else 0.0)
+    if spec == "0.0.r.0":
+        to_the_end = 2.0
+    else:
+        to_the_end = (2.0 + 68 / 4.0 + 10.0 + 2.0) + (1.0 + 2.0 + 4 / 4.0 + 10.0 + 2.0)
+    expected = in_memory + (to_the_end if release == "done" else 0.0)
     assert line_ns == pytest.approx(expected, rel=0.01)
-    assert r.bottleneck["buffer"] == "N1 mct dram queue"
+    assert r.bottleneck["buffer"] == f"N{spec[-1]} mct dram queue"
