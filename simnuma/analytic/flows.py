@@ -27,7 +27,7 @@ from ..units import LINE_BYTES
 from .memory import MemoryStation
 
 __all__ = ["ThreadClass", "Board", "Holds", "thread_class", "board_cache", "board_resources", "compile_paths",
-           "cycle_ns", "branches_ns", "longest_ns", "path_ns"]
+           "cycle_ns", "branches_ns", "longest_ns", "path_ns", "in_order_sum"]
 
 PACKET_BYTES: Final = {kind: cmd + data for kind, (_vc, cmd, data) in KINDS.items()}
 HEADER_BYTES: Final = {kind: cmd for kind, (_vc, cmd, _data) in KINDS.items()}   # what a later hop waits for (cut-through)
@@ -382,11 +382,12 @@ def _flow(board: Board, node: int, home: int, op: str) -> Flow:
     done_ns = 0.0
     if done is not None:   # its fixed delays and its services, unstretched: a 4-byte packet seldom waits
         delay, _stations, services = _path(done, None, None)
-        done_ns = delay + _sum(services)
+        done_ns = delay + in_order_sum(services)
     return tuple(sums.demands), uses, pools, (transaction,) * len(pattern), hold_ns, writes, train_ns, done_ns
 
 
-def _sum(values) -> float:
+def in_order_sum(values) -> float:
+    """``values`` added in their order (as ``sum`` does before Python 3.12, which compensates)."""
     out = 0.0
     for v in values:
         out += v

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from .flows import Board, Holds, Transaction, branches_ns, compile_paths, cycle_ns
+from .flows import Board, Holds, Transaction, branches_ns, compile_paths, cycle_ns, in_order_sum
 from .memory import MemoryStation, home_memories
 
 __all__ = ["Network"]
@@ -122,9 +122,9 @@ class Network:
         # each node's DRAM queue: a read holds an entry for its time in the memory (with memory.release: done, from
         # its arrival to its end and its source-done's way back: ``done`` ns, else -1), a write-back for its burst
         self.queues = [(board.nodes[home].memory, self.index[("queue", home)], board.nodes[home].memory_queue, m,
-                        [(c.label, c.writes, m.scattered_ns if c.op == "l" else 0.0,
+                        [(k, c.label, c.writes, m.scattered_ns if c.op == "l" else 0.0,
                           c.done_ns if board.nodes[home].release_at_done else -1.0)
-                         for c in self.classes if c.home == home])
+                         for k, c in enumerate(self.classes) if c.home == home])
                        for home, m in self.memories.items()]
 
     def solve(self) -> tuple:
@@ -239,7 +239,7 @@ class Network:
             # Schweitzer's start: each class's customers spread over the stations it uses, as its demands are
             queue = []
             for k in range(n):
-                whole = _total(demand[k]) or 1.0
+                whole = in_order_sum(demand[k]) or 1.0
                 queue.append([customers[k] * d / whole for d in demand[k]])
             waits = [[0.0] * width for _ in range(n)]
             throughput = [0.0] * n
@@ -327,21 +327,20 @@ class Network:
             out[label] = (list(zip(holds.pools, holds.held_ns)) if alone
                           else _held(holds, self.board.pool_link, total, queue[label]))
         for i, r, slots, m, there in self.queues:
-            for label, writes, scattered_ns, done_ns in there:   # (a chase opens a row for every line)
+            for k, label, writes, scattered_ns, done_ns in there:   # (a chase opens a row for every line)
                 f = factors[label][i]
                 if done_ns < 0.0:
                     read_ns = m.delay_ns + scattered_ns + m.bus_hold_ns * f + waits[label][i]
                 else:
-                    read_ns = self._to_the_end_ns(label, factors[label], waits[label]) + done_ns
+                    read_ns = self._to_the_end_ns(k, factors[label], waits[label]) + done_ns
                 hold = read_ns + writes * m.write_hold_ns * f
                 out[label].append((r, hold / slots))
         return out
 
-    def _to_the_end_ns(self, label: str, factor: list[float], waits: list[float]) -> float:
-        """How long a read of class ``label`` takes from its arrival at the home to its end at the requester: the
+    def _to_the_end_ns(self, k: int, factor: list[float], waits: list[float]) -> float:
+        """How long a read of class number ``k`` takes from its arrival at the home to its end at the requester: the
         longest of its branches, its memory's stretched by what the memory adds at its load (as its latency is)."""
-        labels, _demand, paths, _customers, _period, _hold, _uses, _loaded, stretch, read_ns = self.numbered
-        k = labels.index(label)
+        _labels, _demand, paths, _customers, _period, _hold, _uses, _loaded, stretch, read_ns = self.numbered
         i = stretch[k]
         if i < 0:
             return branches_ns(paths[k], factor)
@@ -454,14 +453,6 @@ def _common_wait(users: list[tuple[float, float, float, float]]) -> float:
         else:
             break   # nothing through it can give up anything
     return wait
-
-
-def _total(values: list[float]) -> float:
-    """``values`` added in their order (as ``sum`` does before Python 3.12, which compensates)."""
-    out = 0.0
-    for v in values:
-        out += v
-    return out
 
 
 def _columns(rows: list[list[float]], used: list[int], total: list[float], base: list[float]) -> None:

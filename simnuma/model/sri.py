@@ -61,7 +61,7 @@ class SRI(Component):
         self.lookup_ns = params.probe_lookup_ns
         # how long a probe holds its slot when that is not its lookup (probe.occupancy), else -1: freed as it is answered
         occupancy = params.probe_occupancy_ns
-        self.slot_ns = -1.0 if occupancy is None or occupancy == self.lookup_ns else occupancy
+        self.slot_ns = -1.0 if occupancy == self.lookup_ns else occupancy
         self.answer: tuple = (Port(self, _ANSWER),)   # the callbacks of a probe whose lookup is done
         self.prober = Port(self, _PROBE_IN)     # probe_in, as a callback
         self.looker = Port(self, _LOOKUP)       # _lookup, as a callback
