@@ -91,7 +91,7 @@ def test_the_schema_holds_every_declared_key_and_nothing_else():
     assert schema.NODE_OPTIONAL == {"core.hold", "core.requests", "memory.model", "memory.bandwidth",
                                     "memory.efficiency", "memory.curves", "memory.dram", "memory.release",
                                     "probe.occupancy"}
-    assert schema.LINK_OPTIONAL == {"bandwidth", "data_buffers", "width_bits", "clock", "ddr", "count"}
+    assert schema.LINK_OPTIONAL == {"bandwidth", "data_buffers", "width_bits", "clock", "ddr", "count", "release"}
 
 
 def test_each_memory_model_needs_its_own_keys():

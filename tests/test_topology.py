@@ -130,7 +130,7 @@ def test_params_field_names(quartet):
         "memory_queue", "sri_latency_ns", "sri_buffers", "sri_probe_queue", "mct_buffers", "xbar_latency_ns",
         "probe_lookup_ns"}
     assert set(LinkParams.__dataclass_fields__) == {
-        "a", "b", "bandwidth_ab_GBps", "bandwidth_ba_GBps", "latency_ns", "buffers", "data_buffers", "count"}
+        "a", "b", "bandwidth_ab_GBps", "bandwidth_ba_GBps", "latency_ns", "buffers", "data_buffers", "count", "release"}
     assert quartet.link(0, 1).data_buffers == {"posted": 1, "response": 6}
 
 

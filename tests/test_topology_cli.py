@@ -61,6 +61,16 @@ def test_show_text_says_when_a_read_holds_its_queue_entry_to_its_end(capsys, tmp
     assert "queue 16, controller latency 44.01 ns, a read's queue entry held to its end (memory.release: done)" in out
 
 
+def test_show_says_when_a_link_frees_a_buffer_as_its_packet_starts_out(capsys, tmp_path):
+    status, out, _ = run(capsys, "topo", "show", "quartet")
+    assert status == 0 and "link.release" not in out
+    board = tmp_path / "copying.yaml"
+    board.write_text(load_topology("quartet").with_parameters({"link_defaults.release": "start"}).to_yaml())
+    status, out, _ = run(capsys, "topo", "show", str(board))
+    assert status == 0
+    assert out.count("a buffer free as its packet starts out (link.release: start)") == 4   # each of the 4 links
+
+
 def test_check_good_and_bad_files(capsys):
     status, out, err = run(capsys, "topo", "check", "quartet", str(FILES / "good_line3.yaml"))
     assert status == 0 and "ok (line3: 3 nodes, 2 links)" in out and err == ""

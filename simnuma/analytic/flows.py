@@ -221,6 +221,7 @@ class Direction:
         self.back_ns_per_byte: float = 1.0 / link.bandwidth_GBps(dst, src)
         self.count: int = link.count
         self.latency_ns: float = link.latency_ns
+        self.release_at_end: bool = link.release == "end"   # a packet frees the buffer it leaves from once sent
         self.xbar_ns: float = board.nodes[dst].xbar_ns   # the far crossbar's
         self.station: int = index[("link", src, dst)]
         self.back: int = index[("link", dst, src)]
@@ -262,10 +263,15 @@ class Segment:
             # Seidmann's approximation, a queue of the pair's share of its serialisation and a delay of the rest)
             serial_ns = (packet_bytes if k == 0 else header_bytes) * ns_per_byte
             flight_ns = d.latency_ns + d.xbar_ns
-            # a receive buffer is held from its credit's use until the next stage takes the packet (the next link
-            # forwards it on its header; the consumer takes it whole), and comes back in a NOP over the reverse;
-            # and longer while the packet waits for its turn on the link (the solver adds that wait)
+            # a receive buffer is held from its credit's use until the next stage takes the packet (the consumer
+            # takes it whole; the next link, which routes it on its header, sends it out of the buffer, whole with
+            # link.release: end), and comes back in a NOP over the reverse; and longer while the packet waits for
+            # its turn on the link (the solver adds that wait)
             sent_ns = (packet_bytes if k == last else header_bytes) * ns_per_byte
+            if k < last:
+                onward = board.direction(route[k + 1], route[k + 2])
+                if onward.release_at_end:
+                    sent_ns += packet_bytes * onward.ns_per_byte
             held_ns = (lag_ns if k == 0 else 0.0) + sent_ns + flight_ns + NOP_BYTES * d.back_ns_per_byte + d.latency_ns
             slots = [d.buffers[vc]]
             if carries_data:

@@ -88,7 +88,9 @@ def _links_text(topo) -> str:
         out.append(f"  N{link.a} -> N{link.b}: {link.bandwidth_ab_GBps:g} GB/s   "
                    f"N{link.b} -> N{link.a}: {link.bandwidth_ba_GBps:g} GB/s   "
                    f"latency {format_time(link.latency_ns)}" + (f"   {link.count} links in parallel" if link.count > 1
-                                                                else ""))
+                                                                else "")
+                   + ("   a buffer free as its packet starts out (link.release: start)" if link.release == "start"
+                      else ""))
     return "\n".join(out)
 
 

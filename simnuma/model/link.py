@@ -4,10 +4,15 @@ Models: serialisation of each packet at the direction's bandwidth, a fixed
 flight latency, and the receiver's per-virtual-channel command and data
 buffers.  A packet leaves only once it
 holds a credit for a free buffer of its channel at the receiver; the buffer it
-held at the sender is freed when its transmission starts, because the link's
-transmitter then holds the packet it is serialising (app note 40555, A.1: the
-crossbar's HyperTransport buffers queue packets *to be sent* on the outgoing
-link).  A packet granted behind others keeps its buffer until its own turn.
+held at the sender (the receive buffer of the link it came in on, or its
+SRI's or MCT's) is freed once its last byte has been sent (``release:
+end``): the crossbar's HyperTransport buffers queue packets *to be sent* on
+the outgoing link (app note 40555, A.1), and a packet routed on its header
+leaves while its tail is still coming in, so the transmitter sends it out of
+that buffer rather than from a copy of its own.  With ``release: start`` the
+buffer is freed as the transmission starts (a transmitter that holds a copy
+of the packet).  A packet granted behind others keeps its buffer until its
+own turn.
 A data packet bound further on is routed by the receiver on its header (cut-
 through): it reaches the next crossbar when its command has, and its tail can
 leave the next link no earlier than it has come in.  A packet for the node
@@ -54,22 +59,21 @@ class LinkBuffers(CreditPool):
     def release(self, when_ns: float) -> float:
         """Freed at ``when_ns``: a 4-byte NOP on the opposite direction returns the credit.
 
-        The NOP is inserted into that direction's transfers at once (it
-        stretches what is queued there by its own time; on an idle direction it
-        occupies the link for its time) and arrives one flight latency after
-        it has been sent.
+        The NOP leaves at ``when_ns`` (now at the earliest) and arrives one
+        flight latency after it has been sent.  It is a command packet,
+        inserted into that direction's transfers: it stretches what is queued
+        there by its own time, and on an idle direction it takes its time at
+        the end of what is booked.  It never holds back what is granted after
+        it, as a transfer booked ahead would (a credit freed in the future,
+        when its packet has been sent, leaves the direction free until then).
         """
         back = self.link.reverse
         nop_ns = back.nop_ns
         now = self.clock.now_ns
         sent_ns = when_ns if when_ns > now else now
         busy_until = back.busy_until
-        if busy_until > sent_ns:
-            back.busy_until = busy_until + nop_ns  # inserted ahead of what is queued
-        else:  # an idle direction carries it at once (and is busy for its time)
-            if sent_ns > busy_until and sent_ns > now:
-                back.idle_until(busy_until if busy_until > now else now, sent_ns)
-            back.busy_until = sent_ns + nop_ns
+        # inserted ahead of what is queued; on an idle direction, its time is taken where the booking ends
+        back.busy_until = (busy_until if busy_until > now else now) + nop_ns
         back.busy_ns += nop_ns
         back.cmd_bytes += NOP_BYTES
         back.nops += 1
@@ -96,15 +100,16 @@ class LinkDirection(Component):
     __slots__ = ("env", "clock", "src", "dst", "src_id", "dst_id", "ns_per_byte", "latency_ns", "busy_until",
                  "cmd_busy_until", "cmd_pools", "data_pools", "reverse", "receiver", "exits", "arrival_delay_ns",
                  "cmd_bytes", "data_bytes", "busy_ns", "data_busy_ns", "nops", "nop_ns", "gaps", "tag", "observer",
-                 "sender", "transmitter", "credited")
+                 "sender", "transmitter", "credited", "release_at_end")
 
     reverse: LinkDirection                 # the opposite direction, wired by the system (unset until then)
     receiver: Any                          # the XBar at dst, or what stands in for it (connect; unset until then)
     exits: dict                            # receiver.exit(key) per key asked so far (see _transmit)
 
     def __init__(self, env, src: int, dst: int, src_id: int, dst_id: int, bandwidth_GBps: float,
-                 latency_ns: float, buffers: dict, data_buffers: dict, tag: str = ""):
+                 latency_ns: float, buffers: dict, data_buffers: dict, tag: str = "", release: str = "end"):
         self.env = env
+        self.release_at_end = release == "end"   # the buffer a packet leaves from is free once it has been sent
         self.tag = tag             # which of the links in parallel between the two nodes ('#2'; '' for the only one)
         self.observer: Any = None  # a trace's recorder (simnuma.trace), None when nothing records
         self.clock: Clock = env.clock
@@ -151,8 +156,7 @@ class LinkDirection(Component):
 
         A transfer granted now may be booked to start later than the
         direction's last booking ends: a cut-through packet whose tail has not
-        come in, a NOP returning a credit freed in the future.  The stretch in
-        between is idle: :meth:`sent_busy_ns` must not count it as busy.
+        come in.  The stretch in between is idle: :meth:`sent_busy_ns` must not count it as busy.
         """
         gaps = self.gaps
         now = self.clock.now_ns
@@ -244,8 +248,9 @@ class LinkDirection(Component):
             self.busy_until = (self.busy_until if self.busy_until > start else start) + cmd_ns
         self.busy_ns += end - start
         self.cmd_bytes += pkt.cmd_bytes
-        # the transmitter has it now: free the buffers it held (release_buffers, inlined)
-        ready_ns = pkt.held.release(start)
+        # free the buffers it held (release_buffers, inlined): once it has been sent out of them, or (release:
+        # start) as the transmitter takes it
+        ready_ns = pkt.held.release(end if self.release_at_end else start)
         held_data = pkt.held_data
         if held_data is not None:   # give_back(ready_ns), inlined
             if held_data.waiters:

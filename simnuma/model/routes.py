@@ -28,9 +28,9 @@ def wire_links(env, topology, index: dict, xbars: list) -> dict:
         for k in range(lp.count):
             tag = f"#{k + 1}" if lp.count > 1 else ""
             ab = LinkDirection(env, a, b, lp.a, lp.b, lp.bandwidth_ab_GBps, lp.latency_ns, lp.buffers,
-                               lp.data_buffers, tag)
+                               lp.data_buffers, tag, lp.release)
             ba = LinkDirection(env, b, a, lp.b, lp.a, lp.bandwidth_ba_GBps, lp.latency_ns, lp.buffers,
-                               lp.data_buffers, tag)
+                               lp.data_buffers, tag, lp.release)
             ab.reverse, ba.reverse = ba, ab
             for d in (ab, ba):
                 d.connect(xbars[d.dst])

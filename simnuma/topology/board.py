@@ -84,6 +84,7 @@ class LinkParams:
     buffers: dict  # vc -> receiver command buffers
     data_buffers: dict  # vc -> receiver data buffers
     count: int = 1  # links in parallel between a and b, each with these parameters
+    release: str = "end"  # when the buffer a packet leaves from is free: end | start of its transmission here
 
     def bandwidth_GBps(self, src: int, dst: int) -> float:
         """Bandwidth of the direction ``src -> dst``."""
@@ -172,7 +173,7 @@ class Topology:
                 ((link.a, link.b, link.bandwidth_ab_GBps), (link.b, link.a, link.bandwidth_ba_GBps))
                 if link.a == lo else
                 ((link.b, link.a, link.bandwidth_ba_GBps), (link.a, link.b, link.bandwidth_ab_GBps)),
-                link.latency_ns, sorted(link.buffers.items()), sorted(link.data_buffers.items()), link.count)
+                link.latency_ns, sorted(link.buffers.items()), sorted(link.data_buffers.items()), link.count, link.release)
         return (self.name, self.description, self.coherence, self.nodes, sorted(links.items()),
                 sorted(self.io), [sorted(self._class_routes[c].items()) for c in ROUTE_CLASSES],
                 sorted(self.layout.items()))

@@ -26,12 +26,14 @@ from dataclasses import dataclass
 
 from ..units import LINE_BYTES, UnitError, parse_quantity
 
-__all__ = ["IDLE_LADDER_CLK", "MEMORY_MODELS", "RELEASES", "SCHEDULERS", "PAGE_POLICIES", "ADDRESS_FIELDS", "TIMINGS", "OPTIONAL_TIMINGS",
+__all__ = ["IDLE_LADDER_CLK", "MEMORY_MODELS", "RELEASES", "BUFFER_RELEASES", "SCHEDULERS", "PAGE_POLICIES",
+           "ADDRESS_FIELDS", "TIMINGS", "OPTIONAL_TIMINGS",
            "DramParams", "MemoryCurve", "parse_choice", "parse_dram_time", "parse_address_map", "parse_curves",
            "check_dram", "dram_time_ns", "format_dram_time", "MemoryParamError", "LINE_BYTES"]
 
 MEMORY_MODELS = ("fifo", "dram", "curve")
 RELEASES = ("data", "done")   # when a read's DRAM queue entry is free (memory.release)
+BUFFER_RELEASES = ("end", "start")   # when a packet's buffer is free as it is sent on a link (link.release)
 SCHEDULERS = ("fr-fcfs", "fcfs")
 PAGE_POLICIES = ("open", "closed")
 ADDRESS_FIELDS = ("row", "rank", "bank", "column", "channel")

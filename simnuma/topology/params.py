@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .memparams import MEMORY_MODELS, OPTIONAL_TIMINGS, PAGE_POLICIES, RELEASES, SCHEDULERS, TIMINGS
+from .memparams import BUFFER_RELEASES, MEMORY_MODELS, OPTIONAL_TIMINGS, PAGE_POLICIES, RELEASES, SCHEDULERS, TIMINGS
 
 __all__ = ["REQUIRED", "Kind", "KINDS", "Fit", "Param", "BOARD_PARAMETERS", "NODE_PARAMETERS",
            "LINK_PARAMETERS", "declared", "options", "schema", "optional_paths", "rate_keys", "model_keys",
@@ -69,6 +69,7 @@ KINDS = {
     "scheduler": Kind(options(SCHEDULERS)),
     "page_policy": Kind(options(PAGE_POLICIES)),
     "release": Kind(options(RELEASES)),
+    "buffer_release": Kind(options(BUFFER_RELEASES)),
     "address_map": Kind("address fields"),
     "curves": Kind("list of curves"),
 }
@@ -282,6 +283,10 @@ BOARD_PARAMETERS = (
           keys=("request", "posted", "response", "probe"), unit="buffers"),
     Param("link.data_buffers", "int", "receiver data buffers", "data_buffers", keys=("posted", "response"),
           unit="buffers", default_from="link.buffers"),
+    Param("link.release", "buffer_release", "when the buffer a packet leaves from (the receive buffer of the"
+          " link before, or the SRI's or MCT's) is free as the packet is sent on this link: `end`, once its last"
+          " byte has been sent (the transmitter sends it out of that buffer, as cut-through forwarding does); `start`,"
+          " once its transmission starts (a transmitter that holds a copy of the packet)", "release", default="end"),
     Param("link.count", "int", "links in parallel between the two nodes, each with these parameters and a port at"
           " each end (current two-socket boards have two to four); a transaction's packets take link"
           " (line mod count) of the pair (docs/model.md)", "count", default=1, unit="links"),

@@ -12,8 +12,8 @@ The memory block adds choices (``memory_model``, ``scheduler``,
 from __future__ import annotations
 
 
-from .memparams import (MEMORY_MODELS, PAGE_POLICIES, RELEASES, SCHEDULERS, parse_address_map, parse_choice, parse_curves,
-                        parse_dram_time)
+from .memparams import (BUFFER_RELEASES, MEMORY_MODELS, PAGE_POLICIES, RELEASES, SCHEDULERS, parse_address_map,
+                        parse_choice, parse_curves, parse_dram_time)
 from .params import optional_paths, rate_keys, schema
 from ..errors import closest, suggest  # noqa: F401 - the validator's wording
 from ..units import UnitError, parse_quantity
@@ -50,7 +50,8 @@ def schema_kind(schema: dict, parts) -> object:
 
 
 _CHOICES = {"memory_model": (MEMORY_MODELS, "a memory model"), "scheduler": (SCHEDULERS, "a scheduling policy"),
-            "page_policy": (PAGE_POLICIES, "a row-buffer policy"), "release": (RELEASES, "a release rule")}
+            "page_policy": (PAGE_POLICIES, "a row-buffer policy"), "release": (RELEASES, "a release rule"),
+            "buffer_release": (BUFFER_RELEASES, "a release rule")}
 
 
 # What a board value can plausibly be: far beyond these it is a slip of the unit (``2.709 s`` for
