@@ -66,6 +66,23 @@ def test_a_link_counts_its_booked_time_up_to_now_less_its_idle_stretches():
         [0.0, 5.0, 10.0, 10.0, 10.0, 15.0, 20.0, 20.0]
 
 
+def test_a_credit_freed_ahead_comes_back_then_without_booking_its_return_direction_idle():
+    """A buffer freed at 50 ns (its packet still being sent out of it) returns its credit in a NOP sent then, one
+    flight later; the NOP is a command, inserted into what its direction carries, so it does not keep that direction
+    idle until 50 ns: what is granted there meanwhile goes at once."""
+    env = Environment()
+    buffers = dict.fromkeys(("request", "posted", "response", "probe"), 1)
+    ab = LinkDirection(env, 0, 1, 0, 1, 4.0, 10.0, buffers, {"posted": 1, "response": 1})
+    ba = LinkDirection(env, 1, 0, 1, 0, 4.0, 10.0, buffers, {"posted": 1, "response": 1})
+    ab.reverse, ba.reverse = ba, ab
+    pool = ab.cmd_pools[0]
+    assert pool.take_ready(0.0)
+    ready_ns = pool.release(50.0)
+    assert ready_ns == pytest.approx(50.0 + 4 / 4.0 + 10.0)   # sent at 50 ns, its 4 bytes, its flight
+    assert ba.busy_until == pytest.approx(4 / 4.0) and not ba.gaps   # its time taken now, no idle stretch booked
+    assert ba.nops == 1 and ba.sent_busy_ns(1.0) == pytest.approx(1.0)
+
+
 def _uneven_chain(slow_GBps: float):
     """Three nodes in a line whose first link is slow: data forwarded onto the fast one waits for its tail."""
     return parse_topology(f"""
