@@ -270,8 +270,13 @@ class Segment:
             sent_ns = (packet_bytes if k == last else header_bytes) * ns_per_byte
             if k < last:
                 onward = board.direction(route[k + 1], route[k + 2])
+                onward_ns = packet_bytes * onward.ns_per_byte
                 if onward.release_at_end:
-                    sent_ns += packet_bytes * onward.ns_per_byte
+                    sent_ns += onward_ns
+                # cut through: its onward transfer ends no earlier than its tail has come in here
+                tail_ns = packet_bytes * ns_per_byte - (0.0 if onward.release_at_end else onward_ns)
+                if sent_ns < tail_ns:
+                    sent_ns = tail_ns
             held_ns = (lag_ns if k == 0 else 0.0) + sent_ns + flight_ns + NOP_BYTES * d.back_ns_per_byte + d.latency_ns
             slots = [d.buffers[vc]]
             if carries_data:

@@ -66,6 +66,9 @@ class LinkBuffers(CreditPool):
         the end of what is booked.  It never holds back what is granted after
         it, as a transfer booked ahead would (a credit freed in the future,
         when its packet has been sent, leaves the direction free until then).
+        So its 1 ns or so of link time is counted where the booking ended,
+        while a trace shows the NOP when it is sent, up to a packet's
+        transmission later.
         """
         back = self.link.reverse
         nop_ns = back.nop_ns

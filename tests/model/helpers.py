@@ -91,3 +91,26 @@ def quartet_sockets_text(name: str, n: int, links, routing: str = "shortest", co
     lines += ["links:"] + [f"  - {{a: {a}, b: {b}{extra}}}" for a, b in links]
     lines += ["io:", "  - {node: 0}", f"routing: {routing}", f"coherence: {coherence}"]
     return "\n".join(lines) + "\n"
+
+
+def uneven_chain(slow_GBps: float):
+    """Three nodes in a line whose first link is slow: data forwarded onto the fast one waits for its tail."""
+    return parse_topology(f"""
+name: uneven
+defaults:
+  cores: 2
+  ports: 2
+  core: {{window: {{r: 4, w: 4, t: 4}}}}
+  memory: {{bandwidth: 100 GB/s, efficiency: 1.0, latency: 50 ns, queue: 64}}
+  sri: {{latency: 1 ns, buffers: {{request: 15, posted: 15, response: 15}}, probe_queue: 15}}
+  mct: {{buffers: {{response: 15, probe: 15}}}}
+  xbar: {{latency: 2 ns}}
+  probe: {{lookup: 5 ns}}
+link_defaults:
+  bandwidth: 8 GB/s
+  latency: 10 ns
+  buffers: {{request: 8, posted: 8, response: 8, probe: 8}}
+nodes: [{{id: 0}}, {{id: 1}}, {{id: 2}}]
+links: [{{a: 0, b: 1, bandwidth: {slow_GBps} GB/s}}, {{a: 1, b: 2}}]
+coherence: broadcast
+""", "uneven.yaml")

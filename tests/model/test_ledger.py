@@ -9,7 +9,8 @@ from simnuma.model import simulate
 from simnuma.model.events import Environment
 from simnuma.model.ledger import SpanLedger
 from simnuma.model.link import LinkDirection
-from simnuma.topology import parse_topology
+
+from .helpers import uneven_chain
 
 
 def _spans(draw_gaps, draw_lengths):
@@ -69,7 +70,7 @@ def test_a_link_counts_its_booked_time_up_to_now_less_its_idle_stretches():
 def test_a_credit_freed_ahead_comes_back_then_without_booking_its_return_direction_idle():
     """A buffer freed at 50 ns (its packet still being sent out of it) returns its credit in a NOP sent then, one
     flight later; the NOP is a command, inserted into what its direction carries, so it does not keep that direction
-    idle until 50 ns: what is granted there meanwhile goes at once."""
+    idle until 50 ns: what is granted there meanwhile starts after the NOP's 1 ns, not at 51 ns."""
     env = Environment()
     buffers = dict.fromkeys(("request", "posted", "response", "probe"), 1)
     ab = LinkDirection(env, 0, 1, 0, 1, 4.0, 10.0, buffers, {"posted": 1, "response": 1})
@@ -83,32 +84,23 @@ def test_a_credit_freed_ahead_comes_back_then_without_booking_its_return_directi
     assert ba.nops == 1 and ba.sent_busy_ns(1.0) == pytest.approx(1.0)
 
 
-def _uneven_chain(slow_GBps: float):
-    """Three nodes in a line whose first link is slow: data forwarded onto the fast one waits for its tail."""
-    return parse_topology(f"""
-name: uneven
-defaults:
-  cores: 2
-  ports: 2
-  core: {{window: {{r: 4, w: 4, t: 4}}}}
-  memory: {{bandwidth: 100 GB/s, efficiency: 1.0, latency: 50 ns, queue: 64}}
-  sri: {{latency: 1 ns, buffers: {{request: 15, posted: 15, response: 15}}, probe_queue: 15}}
-  mct: {{buffers: {{response: 15, probe: 15}}}}
-  xbar: {{latency: 2 ns}}
-  probe: {{lookup: 5 ns}}
-link_defaults:
-  bandwidth: 8 GB/s
-  latency: 10 ns
-  buffers: {{request: 8, posted: 8, response: 8, probe: 8}}
-nodes: [{{id: 0}}, {{id: 1}}, {{id: 2}}]
-links: [{{a: 0, b: 1, bandwidth: {slow_GBps} GB/s}}, {{a: 1, b: 2}}]
-coherence: broadcast
-""", "uneven.yaml")
+def test_a_buffer_freed_once_its_packet_is_sent_waits_for_the_tail_coming_in():
+    """On a 1 GB/s link into an 8 GB/s one, a victim forwarded on its header would be sent onward in 9 ns, but its
+    tail comes in only after 72 ns: the middle node's single posted buffer is free no earlier than that.  So the
+    victims go no faster than one per 72-byte transfer on the slow link, the flight and the crossbar, and the NOP
+    (4 bytes at 1 GB/s) and its flight back; and no slower than that with one 8-byte fill request inserted into
+    the transfer."""
+    board = uneven_chain(1.0).with_parameters(
+        {"link_defaults.buffers": {"request": 15, "posted": 1, "response": 15, "probe": 15}})
+    r = simulate(board, ["0.0.w.2"], size_bytes=64 * 2048, mode="exact", baseline=False)
+    line_ns = r.threads[0]["time_ns"] / 2048
+    cycle_ns = 72 / 1.0 + 10.0 + 2.0 + 4 / 1.0 + 10.0
+    assert cycle_ns <= line_ns <= cycle_ns + 8 / 1.0
 
 
 @pytest.mark.parametrize("mode", ["exact", "steady"])
 def test_uneven_links_stay_within_capacity(mode):
-    board = _uneven_chain(1.0)
+    board = uneven_chain(1.0)
     r = simulate(board, ["0.0.w.2", "2.0.r.0", "0.1.r.2"], ["2.1.w.0@2GB/s"], size_bytes=256 * 1024 if mode == "exact"
                  else 2 * 2**20, mode=mode, baseline=False).to_dict()
     for link in r["links"]:
