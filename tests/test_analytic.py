@@ -237,20 +237,17 @@ def test_streams_that_share_a_bank_close_each_other_s_rows():
     assert 0.0 < many < 1.0
 
 
-@pytest.mark.parametrize("board, case, within", [
-    ("quartet", "0.0.w.0", 0.05), ("quartet", "0.0.w.1", 0.05), ("quartet", "0.0.w.3", 0.065),
-    ("x6440", "0.0.t.0", 0.05), ("x6440", "1.0.t.1", 0.05), ("x6440-probe-filter", "0.0.t.0", 0.05)])
-def test_idle_writers_and_triads_within_five_percent(board, case, within):
+@pytest.mark.parametrize("board, case", [("quartet", "0.0.w.0"), ("quartet", "0.0.w.1"), ("quartet", "0.0.w.3"),
+                                         ("x6440", "0.0.t.0"), ("x6440", "1.0.t.1"),
+                                         ("x6440-probe-filter", "0.0.t.0")])
+def test_idle_writers_and_triads_within_five_percent(board, case):
     """Writers (their fills behind write episodes) and the X6440's triads (sockets 0 and 3 held by their probe
-    buffers' credit loop; with a probe filter the DRAM nearly busy): within 5% of the simulation.  The two-hop
-    writer within 6.5% (5.9% fast): its victims pass two single posted buffers in a row, each held until the victim
-    has been sent on, and in the simulation they wait for them in bursts, which the analytic model bounds only by
-    their mean turnaround."""
+    buffers' credit loop; with a probe filter the DRAM nearly busy): within 5% of the simulation."""
     topology = (load_topology("x6440").with_parameters({"coherence": "probe_filter"}) if board.endswith("filter")
                 else load_topology(board))
     analytic = simnuma.analyze(topology, [case]).makespan_ns
     simulated = simulate(topology, [case], baseline=False).makespan_ns
-    assert analytic == pytest.approx(simulated, rel=within)
+    assert analytic == pytest.approx(simulated, rel=0.05)
 
 
 @settings(max_examples=25, deadline=None)
@@ -325,8 +322,7 @@ def test_a_forwarded_victim_holds_its_buffer_until_its_tail_is_in(slow_GBps, rel
                                           ("5.0.r.6", False), ("0.0.r.0", False)])
 def test_the_idle_timer_closes_a_far_reader_s_row_between_trains(case, closed):
     """On the 8-socket ladder a reader's three lines in flight reach its home as a train, one request credit's round
-    trip apart (25.2 ns: SRI and crossbar, 8 bytes, the flight and the far crossbar, the NOP and its flight back;
-    27.2 ns where the request goes on, sent out of that buffer, 8 bytes, on the next link).
+    trip apart (25.2 ns: SRI and crossbar, 8 bytes, the flight and the far crossbar, the NOP and its flight back).
     Three and four hops away the wait from a train's last burst to the next train outlasts the idle limit (80 ns),
     so each train opens its row (tRCD, 15 ns more a cycle); one and two hops away, and locally, it does not.
     Either way within 5% of the simulation (which closes the same rows)."""
@@ -338,8 +334,7 @@ def test_the_idle_timer_closes_a_far_reader_s_row_between_trains(case, closed):
     home = int(case.split(".")[-1])
     classes = [thread_class(ladder, Workload.build([case]).threads[0], True)]
     if case != "0.0.r.0":
-        onward_ns = 8 / 4 if len(ladder.route(int(case.split(".")[0]), home)) > 2 else 0.0
-        assert classes[0].train_ns == pytest.approx(2.0 + 0.4201 + 8 / 4 + 9.671 + 0.4201 + 4 / 4 + 9.671 + onward_ns)
+        assert classes[0].train_ns == pytest.approx(2.0 + 0.4201 + 8 / 4 + 9.671 + 0.4201 + 4 / 4 + 9.671)
     at_solution = {case: spec["bandwidth_GBps"] / 64}
     assert (home in idle_closures(ladder, classes, at_solution)) == closed
     assert [m["idle_closed"] for m in analytic.to_dict()["memory"] if m["node"] == home] == [closed]   # reported

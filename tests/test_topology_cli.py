@@ -54,10 +54,10 @@ def test_show_text(capsys):
 @pytest.mark.parametrize("change, said, times", [
     ({"defaults.memory.release": "done"},
      "queue 16, controller latency 44.01 ns, a read's queue entry held to its end (memory.release: done)", 4),
-    ({"link_defaults.release": "start"}, "a buffer free as its packet starts out (link.release: start)", 4),
+    ({"link_defaults.release": "end"}, "a buffer held until its packet has been sent (link.release: end)", 4),
 ])
 def test_show_text_says_when_a_board_departs_from_the_default_release(capsys, tmp_path, change, said, times):
-    """A read holding its DRAM queue entry to its end, a link freeing a buffer as its packet starts out: each
+    """A read holding its DRAM queue entry to its end, a link holding a buffer until its packet has been sent: each
     node's memory (each link) says so, and the bundled board, which does neither, says nothing of it."""
     status, out, _ = run(capsys, "topo", "show", "quartet")
     assert status == 0 and said.split(" (")[-1] not in out

@@ -89,7 +89,7 @@ def _links_text(topo) -> str:
                    f"N{link.b} -> N{link.a}: {link.bandwidth_ba_GBps:g} GB/s   "
                    f"latency {format_time(link.latency_ns)}" + (f"   {link.count} links in parallel" if link.count > 1
                                                                 else "")
-                   + ("   a buffer free as its packet starts out (link.release: start)" if link.release == "start"
+                   + ("   a buffer held until its packet has been sent (link.release: end)" if link.release == "end"
                       else ""))
     return "\n".join(out)
 

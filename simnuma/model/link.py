@@ -5,14 +5,13 @@ flight latency, and the receiver's per-virtual-channel command and data
 buffers.  A packet leaves only once it
 holds a credit for a free buffer of its channel at the receiver; the buffer it
 held at the sender (the receive buffer of the link it came in on, or its
-SRI's or MCT's) is freed once its last byte has been sent (``release:
-end``): the crossbar's HyperTransport buffers queue packets *to be sent* on
-the outgoing link (app note 40555, A.1), and a packet routed on its header
-leaves while its tail is still coming in, so the transmitter sends it out of
-that buffer rather than from a copy of its own.  With ``release: start`` the
-buffer is freed as the transmission starts (a transmitter that holds a copy
-of the packet).  A packet granted behind others keeps its buffer until its
-own turn.
+SRI's or MCT's) is freed when its transmission starts (``release: start``),
+because the link's transmitter then holds the packet it is serialising (app
+note 40555, A.1: the crossbar's HyperTransport buffers queue packets *to be
+sent* on the outgoing link).  With ``release: end`` it is freed once the
+packet's last byte has been sent, no earlier than its tail has come in (a
+transmitter that sends the packet out of that buffer).  A packet granted
+behind others keeps its buffer until its own turn.
 A data packet bound further on is routed by the receiver on its header (cut-
 through): it reaches the next crossbar when its command has, and its tail can
 leave the next link no earlier than it has come in.  A packet for the node
@@ -110,7 +109,7 @@ class LinkDirection(Component):
     exits: dict                            # receiver.exit(key) per key asked so far (see _transmit)
 
     def __init__(self, env, src: int, dst: int, src_id: int, dst_id: int, bandwidth_GBps: float,
-                 latency_ns: float, buffers: dict, data_buffers: dict, tag: str = "", release: str = "end"):
+                 latency_ns: float, buffers: dict, data_buffers: dict, tag: str = "", release: str = "start"):
         self.env = env
         self.release_at_end = release == "end"   # the buffer a packet leaves from is free once it has been sent
         self.tag = tag             # which of the links in parallel between the two nodes ('#2'; '' for the only one)
@@ -251,8 +250,8 @@ class LinkDirection(Component):
             self.busy_until = (self.busy_until if self.busy_until > start else start) + cmd_ns
         self.busy_ns += end - start
         self.cmd_bytes += pkt.cmd_bytes
-        # free the buffers it held (release_buffers, inlined): once it has been sent out of them, or (release:
-        # start) as the transmitter takes it
+        # free the buffers it held (release_buffers, inlined): as the transmitter takes it, or (release: end) once
+        # it has been sent out of them
         ready_ns = pkt.held.release(end if self.release_at_end else start)
         held_data = pkt.held_data
         if held_data is not None:   # give_back(ready_ns), inlined

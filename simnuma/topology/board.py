@@ -84,7 +84,7 @@ class LinkParams:
     buffers: dict  # vc -> receiver command buffers
     data_buffers: dict  # vc -> receiver data buffers
     count: int = 1  # links in parallel between a and b, each with these parameters
-    release: str = "end"  # when the buffer a packet leaves from is free: end | start of its transmission here
+    release: str = "start"  # when the buffer a packet leaves from is free: start | end of its transmission here
 
     def bandwidth_GBps(self, src: int, dst: int) -> float:
         """Bandwidth of the direction ``src -> dst``."""

@@ -33,7 +33,7 @@ __all__ = ["IDLE_LADDER_CLK", "MEMORY_MODELS", "RELEASES", "BUFFER_RELEASES", "S
 
 MEMORY_MODELS = ("fifo", "dram", "curve")
 RELEASES = ("data", "done")   # when a read's DRAM queue entry is free (memory.release)
-BUFFER_RELEASES = ("end", "start")   # when a packet's buffer is free as it is sent on a link (link.release)
+BUFFER_RELEASES = ("start", "end")   # when a packet's buffer is free as it is sent on a link (link.release)
 SCHEDULERS = ("fr-fcfs", "fcfs")
 PAGE_POLICIES = ("open", "closed")
 ADDRESS_FIELDS = ("row", "rank", "bank", "column", "channel")

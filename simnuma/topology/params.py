@@ -284,9 +284,10 @@ BOARD_PARAMETERS = (
     Param("link.data_buffers", "int", "receiver data buffers", "data_buffers", keys=("posted", "response"),
           unit="buffers", default_from="link.buffers"),
     Param("link.release", "buffer_release", "when the buffer a packet leaves from (the receive buffer of the"
-          " link before, or the SRI's or MCT's) is free as the packet is sent on this link: `end`, once its last"
-          " byte has been sent (the transmitter sends it out of that buffer, as cut-through forwarding does); `start`,"
-          " once its transmission starts (a transmitter that holds a copy of the packet)", "release", default="end"),
+          " link before, or the SRI's or MCT's) is free as the packet is sent on this link: `start`, once its"
+          " transmission starts (the transmitter holds the packet it sends); `end`, once its last byte has been sent"
+          " (the transmitter sends it out of that buffer, no earlier than its tail has come in)", "release",
+          default="start"),
     Param("link.count", "int", "links in parallel between the two nodes, each with these parameters and a port at"
           " each end (current two-socket boards have two to four); a transaction's packets take link"
           " (line mod count) of the pair (docs/model.md)", "count", default=1, unit="links"),

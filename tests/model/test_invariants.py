@@ -101,15 +101,15 @@ def test_utilisations_are_fractions(workload, mode):
 
 @pytest.mark.parametrize("mode,size,rate,changes", [
     ("exact", 2**17, "2GB/s", {}),
-    ("exact", 2**17, "2GB/s", {"link_defaults.release": "start"}),
+    ("exact", 2**17, "2GB/s", {"link_defaults.release": "end"}),
     ("exact", 2**17, "2GB/s", {"defaults.ports": 4, "links.0-1.count": 2}),
     pytest.param("steady", 2**20, "3GB/s", {}, marks=pytest.mark.slow),   # 40 s
 ])
 def test_a_saturated_link_stays_within_its_capacity(mode, size, rate, changes):
     """Four crossing writers and two fast readers keep links full: counted when granted (ahead of the
     clock), with credit NOPs on an idle direction overlapping what follows, they came out at 1.00007
-    (exact) and 1.000003 (steady) of capacity, hidden by a clamp.  The same with buffers freed as their
-    packets start out, and with two links in parallel between nodes 0 and 1."""
+    (exact) and 1.000003 (steady) of capacity, hidden by a clamp.  The same with buffers held until their
+    packets have been sent, and with two links in parallel between nodes 0 and 1."""
     fg = ["0.0.w.3", "1.0.w.2", "2.0.w.1", "3.0.w.0"]
     bg = [f"0.1.r.3@{rate}", f"3.1.r.0@{rate}"]
     board = QUARTET.with_parameters(changes) if changes else QUARTET

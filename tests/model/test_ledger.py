@@ -86,12 +86,14 @@ def test_a_credit_freed_ahead_comes_back_then_without_booking_its_return_directi
 
 def test_a_buffer_freed_once_its_packet_is_sent_waits_for_the_tail_coming_in():
     """On a 1 GB/s link into an 8 GB/s one, a victim forwarded on its header would be sent onward in 9 ns, but its
-    tail comes in only after 72 ns: the middle node's single posted buffer is free no earlier than that.  So the
+    tail comes in only after 72 ns: held until sent (``release: end``), the middle node's single posted buffer is
+    free no earlier than that.  So the
     victims go no faster than one per 72-byte transfer on the slow link, the flight and the crossbar, and the NOP
     (4 bytes at 1 GB/s) and its flight back; and no slower than that with one 8-byte fill request inserted into
     the transfer."""
     board = uneven_chain(1.0).with_parameters(
-        {"link_defaults.buffers": {"request": 15, "posted": 1, "response": 15, "probe": 15}})
+        {"link_defaults.buffers": {"request": 15, "posted": 1, "response": 15, "probe": 15},
+         "link_defaults.release": "end"})
     r = simulate(board, ["0.0.w.2"], size_bytes=64 * 2048, mode="exact", baseline=False)
     line_ns = r.threads[0]["time_ns"] / 2048
     cycle_ns = 72 / 1.0 + 10.0 + 2.0 + 4 / 1.0 + 10.0
