@@ -23,6 +23,16 @@ def fmt_pct(value) -> str:
     return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.1f}%"
 
 
+def _waiting_on(q: dict) -> str:
+    """The buffer a pool's slots waited on most, with the share of their held time: ``link 1->3 posted cmd (27%)``."""
+    waits = q.get("waits_on") or {}
+    if not waits or q["mean_occupancy"] <= 0.0:
+        return ""
+    target, slots = max(waits.items(), key=lambda kv: (kv[1], kv[0]))
+    share = slots / q["mean_occupancy"]
+    return f"{target} ({100 * share:.0f}%)" if share >= 0.005 else ""
+
+
 def _memory_limit(m: dict) -> str:
     """The most the memory can serve: its peak, and for a FIFO or curve memory what it sustains."""
     sustained = m.get("sustained_GBps")
@@ -64,9 +74,9 @@ def render_result(data: dict, queues: int = 6) -> str:
             for m in data["memory"]]
     out += text_table(["memory", "model", "GB/s", "peak", "busy", "rows hit / conflict, turnarounds per line"], rows)
     out.append("")
-    rows = [[q["name"], q["capacity"], f"{q['mean_occupancy']:.2f}", f"{100 * q['full_fraction']:.1f}%"]
+    rows = [[q["name"], q["capacity"], f"{q['mean_occupancy']:.2f}", f"{100 * q['full_fraction']:.1f}%", _waiting_on(q)]
             for q in data["queues"][:queues]]
-    out += text_table(["fullest buffers", "slots", "mean occupancy", "time full"], rows)
+    out += text_table(["fullest buffers", "slots", "mean occupancy", "time full", "its slots waiting on"], rows)
     b = data["bottleneck"]
     out.append("")
     out.append(f"bottleneck: {bottleneck_text(b)}")

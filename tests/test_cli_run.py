@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -35,6 +36,16 @@ def test_run_text(capsys):
     assert main(["run", "quartet", "0.0.r.0", "--size", "1MiB"]) == 0
     text = capsys.readouterr().out
     assert "0.0.r.0" in text and "100.0%" in text and "bottleneck" in text
+
+
+def test_run_text_names_what_the_fullest_buffers_waited_on(capsys):
+    """Crossfire writers: each SRI's posted buffers wait on their link's single posted buffer."""
+    assert main(["run", "quartet", "0.0.w.1", "1.0.w.0", "--size", "1MiB"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("fullest buffers") and line.endswith("its slots waiting on") for line in lines)
+    row = next(line for line in lines if line.startswith("N0 sri->xbar posted"))
+    share = re.search(r"link 0->1 posted cmd \((\d+)%\)$", row)
+    assert share and int(share.group(1)) > 50, row
 
 
 def test_set_changes_the_board_for_one_run_and_says_so(capsys):

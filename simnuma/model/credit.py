@@ -27,7 +27,7 @@ heappush: Final = heapq.heappush   # a C static in the compiled model: no lookup
 if TYPE_CHECKING:
     from .packet import Packet
 
-__all__ = ["CreditPool", "release_buffers"]
+__all__ = ["CreditPool", "holders_of", "release_buffers"]
 
 
 class CreditPool:
@@ -43,9 +43,18 @@ class CreditPool:
     pool is full from the moment a take leaves no slot ready until the
     earliest ready time still to come (``full_since``, ``full_ns``).
     :meth:`occupancy_ns` reads both.
+
+    It also measures what its holders wait for: a request that is not granted
+    at once names the slots its party holds meanwhile (``holders``), and the
+    pool of each adds the time to the grant to ``waits[name of this pool]``
+    (a copy of a broadcast probe, which shares its slot with the others, its
+    share of it).  That is the slot-time a buffer spent blocked on the next
+    one, the measured edge along which full buffers back up
+    (:func:`simnuma.model.bottleneck.bottleneck`).
     """
 
-    __slots__ = ("env", "clock", "name", "capacity", "ready", "waiters", "free_ns", "full_ns", "full_since")
+    __slots__ = ("env", "clock", "name", "capacity", "ready", "waiters", "free_ns", "full_ns", "full_since",
+                 "account", "share", "waits")
 
     def __init__(self, env, capacity: int, name: str):
         if capacity <= 0:
@@ -55,11 +64,14 @@ class CreditPool:
         self.name = name
         self.capacity = capacity
         self.ready = [0.0] * capacity  # ready times of free slots (a heap)
-        self.waiters: list[tuple[Any, Any]] = []   # (fn, arg) of the requests waiting, first come first
-        # (fn a Port of a component, or any callable)
+        self.waiters: list[tuple[Any, Any, tuple, float]] = []   # the requests waiting, first come first:
+        # (fn, arg, the pools the party holds meanwhile, since when); fn a Port of a component, or any callable
         self.free_ns = 0.0       # time the slots taken so far had been free before they were taken
         self.full_ns = 0.0       # time the pool was full, up to full_since
         self.full_since = -1.0   # when the pool became full (and has stayed so, as far as is settled); -1: not full
+        self.account: CreditPool = self   # the pool whose waits a holder of this one counts toward
+        self.share = 1.0   # the part of a slot one holder is (a broadcast's copies share one)
+        self.waits: dict[str, float] = {}   # slot-ns this pool's holders waited, by the name of the pool awaited
 
     def take_ready(self, now: float) -> bool:
         """Take a slot if one is ready ``now``, accounting for the time it was free; whether one was.
@@ -76,15 +88,38 @@ class CreditPool:
             self.full_since = now
         return True
 
-    def request(self, fn, arg) -> None:
-        """Call ``fn(arg)`` once a slot is held (now, later, or when one is freed)."""
+    def request(self, fn, arg, holders: tuple = ()) -> None:
+        """Call ``fn(arg)`` once a slot is held (now, later, or when one is freed).
+
+        ``holders`` are the pools whose slots the requesting party holds while
+        it waits (:func:`holders_of` for a packet): each counts the wait.
+        """
         ready = self.ready
-        if self.take_ready(self.clock.now_ns):   # grant_at's immediate case, inlined (every request comes here)
+        now = self.clock.now_ns
+        if self.take_ready(now):   # grant_at's immediate case, inlined (every request comes here)
             fire(fn, arg)
         elif ready:   # full: the slot coming back first goes on to this request without being free
-            grant_at(self.clock, heappop(ready), fn, arg)
+            when_ns = heappop(ready)
+            if holders:
+                self.blocked(holders, when_ns - now)
+            grant_at(self.clock, when_ns, fn, arg)
         else:
-            self.waiters.append((fn, arg))
+            self.waiters.append((fn, arg, holders, now))
+
+    def grant_next(self, when_ns: float) -> None:
+        """Give a slot usable from ``when_ns`` to the first waiting request, counting its wait."""
+        fn, arg, holders, since = self.waiters.pop(0)
+        if holders:
+            self.blocked(holders, when_ns - since)
+        grant_at(self.clock, when_ns, fn, arg)
+
+    def blocked(self, holders: tuple, wait_ns: float) -> None:
+        """The slots ``holders`` (pools, or a broadcast's hold) were blocked ``wait_ns`` waiting for this pool."""
+        name = self.name
+        for held in holders:
+            pool: CreditPool = held.account
+            waits = pool.waits
+            waits[name] = waits.get(name, 0.0) + wait_ns * held.share
 
     def release(self, when_ns: float) -> float:
         """The slot's holder frees it at ``when_ns`` (>= now); return when it is usable again.
@@ -94,8 +129,7 @@ class CreditPool:
         """
         # give_back(when_ns), inlined: a call here cost 1-2% of exact mode
         if self.waiters:
-            fn, arg = self.waiters.pop(0)
-            grant_at(self.clock, when_ns, fn, arg)
+            self.grant_next(when_ns)
         else:
             heappush(self.ready, when_ns)
         return when_ns
@@ -103,8 +137,7 @@ class CreditPool:
     def give_back(self, ready_ns: float) -> None:
         """Make a slot usable again from ``ready_ns`` (a waiting request gets it then)."""
         if self.waiters:
-            fn, arg = self.waiters.pop(0)
-            grant_at(self.clock, ready_ns, fn, arg)
+            self.grant_next(ready_ns)
         else:
             heappush(self.ready, ready_ns)
 
@@ -133,6 +166,13 @@ class CreditPool:
         if not ready or ready[0] > now:   # the earliest free slot is not back yet: all are taken
             return self.capacity
         return self.capacity - len([t for t in ready if t <= now])
+
+
+def holders_of(pkt: Packet) -> tuple:
+    """The slots a packet holds while it waits for the next: its command buffer's, and its data buffer's."""
+    if pkt.held_data is None:
+        return (pkt.held,)
+    return (pkt.held, pkt.held_data)
 
 
 def release_buffers(pkt: Packet, when_ns: float) -> None:

@@ -94,22 +94,18 @@ class ProgressWatch:
         call_at(self.env.clock, now + self.check_ns, self._check)
 
 
-def _held_pools(arg) -> list:
-    """The pools whose slots the waiting party ``arg`` holds (a packet, or a tuple that starts with one)."""
-    pkt = arg[0] if isinstance(arg, tuple) and arg else arg
-    held = [getattr(pkt, "held", None), getattr(pkt, "held_data", None)]
-    # a probe's copies share one MCT probe buffer through a hold that names its pool
-    return [getattr(h, "pool", h) for h in held if h is not None]
-
-
 def wait_for_graph(pools) -> nx.DiGraph:
-    """Edges ``holder pool -> awaited pool`` for every waiting request that holds a slot elsewhere."""
+    """Edges ``holder pool -> awaited pool`` for every waiting request that holds a slot elsewhere.
+
+    Each waiting request names the pools its party holds (:meth:`CreditPool.request`'s ``holders``;
+    a probe's copies count toward the one MCT probe buffer they share).
+    """
     graph = nx.DiGraph()
     for pool in pools:
-        for _fn, arg in pool.waiters:
-            for held in _held_pools(arg):
-                if held is not pool:
-                    graph.add_edge(held.name, pool.name)
+        for _fn, _arg, holders, _since in pool.waiters:
+            for held in holders:
+                if held.account is not pool:
+                    graph.add_edge(held.account.name, pool.name)
     return graph
 
 

@@ -1,4 +1,4 @@
-"""Which buffers a buffer's packets wait for next: the graph along which full buffers back up.
+"""Which buffers a buffer's packets may wait for next: the graph along which full buffers can back up.
 
 A packet holds its buffer until the next stage accepts it (app note 40555,
 A.1: full crossbar buffers back up into the SRI), so a buffer is full either
@@ -22,8 +22,11 @@ its packets may need next, from the board's routes and the packet flows of
 * the SRI's probe queue feeds no buffer: a probe holds its slot for the
   lookup only.
 
-The bottleneck (:func:`simnuma.model.result.bottleneck`) is a full buffer
-whose packets do not wait on a buffer as full: the end of the backed-up chain.
+These are the pairs whose waits a run accounts for (each pool's holders'
+slot-time waiting, by the pool awaited: :class:`~simnuma.model.credit.CreditPool`),
+in the order of its counter snapshots.  Which of them a run actually waited
+on is measured, not read from here: the bottleneck
+(:func:`simnuma.model.bottleneck.bottleneck`) follows the measured waits.
 """
 from __future__ import annotations
 

@@ -32,8 +32,8 @@ from collections import deque
 import heapq
 from typing import Any, Final
 
-from .credit import CreditPool
-from .events import Clock, Component, Port, deliver_at, grant_at
+from .credit import CreditPool, holders_of
+from .events import Clock, Component, Port, deliver_at
 from .packet import NOP_BYTES, POSTED, RESPONSE, VC_NAMES, Packet
 
 heappush: Final = heapq.heappush   # a C static in the compiled model: no lookup in the module's globals per call
@@ -84,8 +84,7 @@ class LinkBuffers(CreditPool):
         t = when_ns + nop_ns + back.latency_ns
         # give_back(t), inlined: every packet on every hop comes through here (a call costs 1-3% of exact mode)
         if self.waiters:
-            fn, arg = self.waiters.pop(0)
-            grant_at(self.clock, t, fn, arg)
+            self.grant_next(t)
         else:
             heappush(self.ready, t)
         return t
@@ -213,15 +212,15 @@ class LinkDirection(Component):
             if data_pool.take_ready(now):  # ... and a data credit
                 self._transmit(pkt)
             else:
-                data_pool.request(self.transmitter, pkt)
+                data_pool.request(self.transmitter, pkt, holders_of(pkt))
         else:
-            pool.request(self.credited, pkt)
+            pool.request(self.credited, pkt, holders_of(pkt))
 
     def _got_command_credit(self, pkt: Packet) -> None:
         if pkt.data_bytes:
             data_pool = self.data_pools[pkt.vc]
             assert data_pool is not None
-            data_pool.request(self.transmitter, pkt)
+            data_pool.request(self.transmitter, pkt, holders_of(pkt))
         else:
             self._transmit(pkt)
 
@@ -256,8 +255,7 @@ class LinkDirection(Component):
         held_data = pkt.held_data
         if held_data is not None:   # give_back(ready_ns), inlined
             if held_data.waiters:
-                fn, arg = held_data.waiters.pop(0)
-                grant_at(clock, ready_ns, fn, arg)
+                held_data.grant_next(ready_ns)
             else:
                 heappush(held_data.ready, ready_ns)
         vc = pkt.vc

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
-from .credit import CreditPool, release_buffers
+from .credit import CreditPool, holders_of, release_buffers
 from .events import Clock, Component, Port, deliver_at
 from .packet import LINE_BYTES, PROBE, RESPONSE, Packet
 from .xbar import XBar, enter_fabric
@@ -114,7 +114,7 @@ class MCT(Component):
         if self.queue.take_ready(self.clock.now_ns):   # an entry is free now: CreditPool.request's grant, inlined
             self._admitted(pkt)
         else:
-            self.queue.request(self.admitter, pkt)
+            self.queue.request(self.admitter, pkt, holders_of(pkt))
 
     def _admitted(self, pkt: Packet) -> None:
         if self.observer is not None:
@@ -139,7 +139,8 @@ class MCT(Component):
     def read_data(self, txn: Transaction) -> None:
         """The memory has a read's data: it leaves through an MCT response buffer."""
         resp = Packet("read_resp", txn, self.index, txn.requester, self.resp_routes[txn.requester + txn.lane])
-        self.pools[RESPONSE].request(self.sender, resp)  # type: ignore[union-attr]  # the RESPONSE pool is set
+        # the read keeps its DRAM queue entry until its data have a response buffer
+        self.pools[RESPONSE].request(self.sender, resp, (self.queue,))  # type: ignore[union-attr]  # the pool is set
 
     def _send_data(self, pkt: Packet) -> None:
         now = self.clock.now_ns
@@ -195,6 +196,8 @@ class _BroadcastHold(CreditPool):
         self.pool = pool
         self.copies = copies
         self.latest_ns = 0.0
+        self.account = pool   # a copy waiting for a probe slot holds (a share of) the MCT's probe buffer
+        self.share = 1.0 / copies
 
     def release(self, when_ns: float) -> float:
         if when_ns > self.latest_ns:

@@ -6,11 +6,10 @@ parameters, the mode, the seed and the simnuma version.
 from __future__ import annotations
 
 import copy
-import re
 from dataclasses import dataclass, field, fields, replace
 
 from .. import __version__
-from .feeds import buffer_feeds
+from .bottleneck import FULL, SATURATED, bottleneck, bottleneck_text
 
 __all__ = ["Result", "ThreadResult", "Latency", "LinkResult", "MemoryResult", "QueueResult", "Bottleneck", "build_result",
            "bottleneck", "bottleneck_text", "SATURATED", "FULL"]
@@ -119,12 +118,18 @@ class MemoryResult(_Section):
 
 @dataclass(frozen=True)
 class QueueResult(_Section):
-    """One buffer pool: its entries, mean occupancy and the share of the time it was full."""
+    """One buffer pool: its entries, mean occupancy, the share of the time it was full, and its slots blocked.
+
+    ``blocked`` is the mean number of its slots whose packets were waiting for
+    a slot of another pool, ``waits_on`` the same by the pool awaited.
+    """
 
     name: str
     capacity: int
     mean_occupancy: float
     full_fraction: float
+    blocked: float
+    waits_on: dict
     _raw: dict = field(repr=False, compare=False)
 
 
@@ -278,14 +283,20 @@ def _unpack(system, snap):
     n = len(system.pools)
     held = snap[i:i + n]
     full = snap[i + n:i + 2 * n]
-    return links, mcts, threads, snap[0], held, full
+    blocked = snap[i + 2 * n:i + 3 * n]
+    i += 3 * n
+    waits: dict = {pool.name: {} for pool in system.pools}
+    for (pool, target), ns in zip(system.wait_edges, snap[i:]):
+        if ns > 0.0:
+            waits[pool.name][target] = ns
+    return links, mcts, threads, snap[0], held, full, blocked, waits
 
 
 def build_result(system, mode: str, seed: int, size_bytes: int, baseline_ns, wall_s: float) -> Result:
     real = system.snapshot()
     extra = system.extrapolated.values if system.extrapolated is not None else [0.0] * len(real)
     total = [a + b for a, b in zip(real, extra)]
-    links, mcts, done, run_ns, held, full = _unpack(system, total)
+    links, mcts, done, run_ns, held, full, blocked, waits = _unpack(system, total)
     fg_times = [system.finish_total_ns[t] for t in system.foreground]
     makespan = max(fg_times)
     elapsed = makespan
@@ -314,12 +325,15 @@ def build_result(system, mode: str, seed: int, size_bytes: int, baseline_ns, wal
     link_rows = [_link_row(d, cmd, data, sent_ns, elapsed) for d, (cmd, data, sent_ns) in zip(system.link_list, links)]
     memory = [_memory_row(m, counts, elapsed) for m, counts in zip(system.mcts, mcts)]
     queues = []
-    for pool, h, f in zip(system.pools, held, full):   # time averages over the run, extrapolated time included
+    for pool, h, f, b in zip(system.pools, held, full, blocked):   # time averages, extrapolated time included
+        per_ns = 1.0 / run_ns if run_ns > 0 else 0.0
         queues.append({
             "name": pool.name,
             "capacity": pool.capacity,
-            "mean_occupancy": min(pool.capacity, max(0.0, h / run_ns)) if run_ns > 0 else 0.0,
-            "full_fraction": min(1.0, max(0.0, f / run_ns)) if run_ns > 0 else 0.0,
+            "mean_occupancy": min(pool.capacity, max(0.0, h * per_ns)),
+            "full_fraction": min(1.0, max(0.0, f * per_ns)),
+            "blocked": min(pool.capacity, max(0.0, b * per_ns)),
+            "waits_on": {target: ns * per_ns for target, ns in sorted(waits[pool.name].items())},
         })
     queues.sort(key=lambda q: (-q["full_fraction"], -q["mean_occupancy"] / q["capacity"], q["name"]))
     simulated_ns = real[0]
@@ -336,7 +350,7 @@ def build_result(system, mode: str, seed: int, size_bytes: int, baseline_ns, wal
         "links": link_rows,
         "memory": memory,
         "queues": queues,
-        "bottleneck": bottleneck(link_rows, memory, queues, buffer_feeds(system)),
+        "bottleneck": bottleneck(link_rows, memory, queues),
         "simulated_ns": simulated_ns,
         "extrapolated_ns": system.offset_ns,
         "transactions_simulated": system.coherence.completed,
@@ -346,70 +360,6 @@ def build_result(system, mode: str, seed: int, size_bytes: int, baseline_ns, wal
     return Result(data, wall_s)
 
 
-SATURATED = 0.95   # a link or memory this busy limits the run
-FULL = 0.5         # a buffer full this share of the time limits the run when nothing is saturated
-EQUALLY_FULL = 1e-6   # buffers whose time full differs by less than this share are equally full
-_POOL_OWNER = (
-    (re.compile(r"^N(\d+) mct"), "memory N{}", "memory"),
-    (re.compile(r"^link (\d+->\d+(?:#\d+)?) "), "link {}", "link"),
-    (re.compile(r"^N(\d+) sri->xbar"), "sri N{}", "sri"),
-    (re.compile(r"^N(\d+) xbar->sri probe"), "probes N{}", "probes"),
-)
-
-
-def _owner(pool_name: str) -> tuple:
-    """``(resource, kind)`` a buffer pool belongs to: the block it feeds."""
-    for pattern, resource, kind in _POOL_OWNER:
-        m = pattern.match(pool_name)
-        if m:
-            return resource.format(m.group(1)), kind
-    return pool_name, "buffer"
-
-
-def bottleneck(links: list, memory: list, queues: list, feeds: dict | None = None) -> dict:
-    """What limits the run.
-
-    A link or memory at least ``SATURATED`` busy; otherwise, a buffer full at
-    least ``FULL`` of the time (named by the block it feeds: a memory whose DRAM
-    queue is full limits its threads even while the DRAM itself is not busy);
-    a buffer whose packets wait on a buffer as full (``feeds``:
-    :func:`~simnuma.model.feeds.buffer_feeds`) is backed up from there, so
-    the bottleneck is a full buffer at the end of such a chain; among those
-    equally full (within ``EQUALLY_FULL``: past saturation many are full all
-    the time), the one in front of the busiest block, then the fuller on
-    average, then by name; otherwise nothing saturates, and the busiest link
-    or memory is named with ``limit: "none"`` (the threads are limited by
-    latency).
-    """
-    servers = [(f"link {r.get('name') or str(r['src']) + '->' + str(r['dst'])}", "link", r["utilization"])
-               for r in links]
-    servers += [(f"memory N{r['node']}", "memory", r["utilization"]) for r in memory]
-    name, kind, util = max(servers, key=lambda s: s[2]) if servers else ("none", "none", 0.0)
-    out = {"resource": name, "kind": kind, "utilization": util, "limit": "busy", "buffer": None,
-           "full_fraction": None}
-    if util >= SATURATED:
-        return out
-    busy_of = {s[0]: s[2] for s in servers}
-    candidates = [q for q in queues if q["full_fraction"] >= FULL]
-    if candidates:
-        full_of = {q["name"]: q["full_fraction"] for q in queues}
-
-        def backed_up(q: dict) -> bool:   # its packets wait on a buffer at least as full
-            return any(full_of.get(t, 0.0) >= q["full_fraction"] - EQUALLY_FULL for t in (feeds or {}).get(q["name"], ()))
-
-        ends = [q for q in candidates if not backed_up(q)] or candidates   # a cycle of full buffers: all of them
-        most = max(q["full_fraction"] for q in ends)
-        full = min((q for q in ends if q["full_fraction"] >= most - EQUALLY_FULL),
-                   key=lambda q: (-(busy_of.get(_owner(q["name"])[0]) or 0.0), -q["mean_occupancy"] / q["capacity"],
-                                  q["name"]))
-        resource, kind = _owner(full["name"])
-        busy = busy_of.get(resource)
-        return {"resource": resource, "kind": kind, "utilization": busy, "limit": "full buffer",
-                "buffer": full["name"], "full_fraction": full["full_fraction"]}
-    out["limit"] = "none"
-    return out
-
-
 def by_pair(links: list, value, combine=max) -> dict:
     """``{(src, dst): combine of value(row)}`` over link rows: links in parallel between two nodes become one
     entry (``max`` of their utilisations for the busiest, ``sum`` of their bytes for what the pair carried)."""
@@ -417,17 +367,6 @@ def by_pair(links: list, value, combine=max) -> dict:
     for row in links:
         out.setdefault((row["src"], row["dst"]), []).append(value(row))
     return {pair: values[0] if len(values) == 1 else combine(values) for pair, values in out.items()}
-
-
-def bottleneck_text(b: dict) -> str:
-    """``link 0->1 (100.0% busy)``; ``memory N0: N0 mct dram queue full 98% of the time (41.0% busy)``."""
-    if b["limit"] == "full buffer":
-        busy = f" ({100 * b['utilization']:.1f}% busy)" if b["utilization"] is not None else ""
-        return f"{b['resource']}: {b['buffer']} full {100 * b['full_fraction']:.0f}% of the time{busy}"
-    if b["limit"] == "none":
-        return (f"nothing saturates; the busiest is {b['resource']} at {100 * b['utilization']:.1f}%:"
-                " the threads are limited by latency")
-    return f"{b['resource']} ({100 * b['utilization']:.1f}% busy)"
 
 
 def _link_row(d, cmd_bytes: float, data_bytes: float, sent_ns: float, elapsed: float) -> dict:

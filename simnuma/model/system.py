@@ -34,6 +34,7 @@ from .pages import ArrayPages
 from .result import Result, build_result
 from .sri import SRI
 from .deadlock import ProgressWatch
+from .feeds import buffer_feeds
 from .batches import half_width, independent_batches, merged
 from .stats import counter_snapshot
 from .symmetry import exchangeable_groups
@@ -96,6 +97,9 @@ class System:
         for d in self.link_list:
             pools += d.pools()
         self.pools = pools
+        # the edges along which a pool's holders may wait for another (feeds.py), in the snapshot's order
+        self.feeds = buffer_feeds(self)
+        self.wait_edges = [(pool, target) for pool in pools for target in self.feeds[pool.name]]
         self.watch = ProgressWatch(self)
         self._groups: dict[tuple[Thread, ...], list[tuple[Thread, ...]]] = {}
 

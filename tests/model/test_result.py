@@ -99,7 +99,7 @@ def test_to_dataframe_without_pandas_says_how_to_get_it(result, monkeypatch):
 
 
 def test_among_buffers_full_all_the_time_the_bottleneck_is_the_one_before_the_busiest_block():
-    from simnuma.model.result import bottleneck
+    from simnuma.model.bottleneck import bottleneck
 
     links = [{"src": 2, "dst": 0, "utilization": 0.456}]
     memory = [{"node": 0, "utilization": 0.481}]
@@ -114,25 +114,59 @@ def test_among_buffers_full_all_the_time_the_bottleneck_is_the_one_before_the_bu
     assert bottleneck(links, memory, queues)["buffer"] == "link 2->0 probe cmd"
 
 
-def test_the_bottleneck_is_the_end_of_a_chain_of_full_buffers():
-    from simnuma.model.result import bottleneck
+def _queue(name, full, capacity=2, waits_on=None):
+    occupancy = capacity * full
+    return {"name": name, "capacity": capacity, "mean_occupancy": occupancy, "full_fraction": full,
+            "blocked": sum((waits_on or {}).values()), "waits_on": waits_on or {}}
+
+
+def test_the_bottleneck_is_the_end_of_a_chain_of_buffers_waiting_on_the_next():
+    from simnuma.model.bottleneck import bottleneck
 
     links = [{"src": 0, "dst": 1, "utilization": 0.75}]
     memory = [{"node": 0, "utilization": 0.48}]
-
-    def queue(name, full):
-        return {"name": name, "capacity": 2, "mean_occupancy": 2.0 * full, "full_fraction": full}
-
-    queues = [queue("N0 mct->xbar probe", 1.0), queue("link 0->1 probe cmd", 1.0), queue("N1 xbar->sri probe", 1.0)]
-    feeds = {"N0 mct->xbar probe": ("link 0->1 probe cmd",), "link 0->1 probe cmd": ("N1 xbar->sri probe",),
-             "N1 xbar->sri probe": ()}
-    b = bottleneck(links, memory, queues, feeds)
+    queues = [_queue("N0 mct->xbar probe", 1.0, waits_on={"link 0->1 probe cmd": 1.5}),
+              _queue("link 0->1 probe cmd", 1.0, waits_on={"N1 xbar->sri probe": 1.2}),
+              _queue("N1 xbar->sri probe", 1.0)]
+    b = bottleneck(links, memory, queues)
     assert (b["resource"], b["kind"], b["buffer"]) == ("probes N1", "probes", "N1 xbar->sri probe")
-    queues[2]["full_fraction"] = 0.6        # the probe queue drains: the link's buffer waits on something else
-    assert bottleneck(links, memory, queues, feeds)["buffer"] == "link 0->1 probe cmd"
-    feeds["N1 xbar->sri probe"] = ("N0 mct->xbar probe",)   # a cycle of full buffers: all are candidates
-    queues[2]["full_fraction"] = 1.0
-    assert bottleneck(links, memory, queues, feeds)["buffer"] == "link 0->1 probe cmd"   # the busiest block's
+    assert b["utilization"] == 1.0   # a node's probe lookups: the share of its slots in use
+    # the probe queue drains; the link's slots wait less than half their time on it: held by their own credit loop
+    queues[1]["waits_on"] = {"N1 xbar->sri probe": 0.9}
+    queues[2].update(full_fraction=0.6, mean_occupancy=1.2)
+    assert bottleneck(links, memory, queues)["buffer"] == "link 0->1 probe cmd"
+    queues[1]["waits_on"] = {"N1 xbar->sri probe": 1.1}   # ... more than half: it is what the link's buffer waits on
+    assert bottleneck(links, memory, queues)["buffer"] == "N1 xbar->sri probe"
+
+
+def test_a_chain_follows_what_the_buffers_waited_on_not_every_route():
+    """A buffer full all the time while the next one is full a little less (its own time full includes the
+    credit's way back) is still backed up from it when its packets wait on it; a full buffer its packets never
+    waited on is not followed."""
+    from simnuma.model.bottleneck import bottleneck
+
+    links = [{"src": 0, "dst": 1, "utilization": 0.12}, {"src": 1, "dst": 0, "utilization": 0.40}]
+    memory = [{"node": 1, "utilization": 0.17}]
+    queues = [_queue("link 0->1 request cmd", 1.0, capacity=1, waits_on={"N1 mct dram queue": 0.59}),
+              _queue("N1 mct dram queue", 0.97)]
+    b = bottleneck(links, memory, queues)
+    assert (b["resource"], b["buffer"]) == ("memory N1", "N1 mct dram queue")
+    queues[0]["waits_on"] = {}   # nothing waited on the queue: the link's buffer is where the chain ends
+    assert bottleneck(links, memory, queues)["buffer"] == "link 0->1 request cmd"
+
+
+def test_a_cycle_of_waiting_buffers_ends_where_it_closes():
+    from simnuma.model.bottleneck import bottleneck, chain_end
+
+    queues = [_queue("N0 mct->xbar probe", 1.0, waits_on={"link 0->1 probe cmd": 1.5}),
+              _queue("link 0->1 probe cmd", 1.0, waits_on={"N1 xbar->sri probe": 1.5}),
+              _queue("N1 xbar->sri probe", 1.0, waits_on={"N0 mct->xbar probe": 1.5})]
+    rows = {q["name"]: q for q in queues}
+    assert chain_end("N0 mct->xbar probe", rows) == "N1 xbar->sri probe"
+    assert chain_end("link 0->1 probe cmd", rows) == "N0 mct->xbar probe"
+    b = bottleneck([{"src": 0, "dst": 1, "utilization": 0.75}], [{"node": 0, "utilization": 0.48}], queues)
+    # every one is an end: the one in front of the busiest block, the probe lookups with every slot in use
+    assert b["buffer"] == "N1 xbar->sri probe"
 
 
 def test_buffer_feeds_follow_the_routes_and_the_packet_flows():
@@ -151,3 +185,19 @@ def test_buffer_feeds_follow_the_routes_and_the_packet_flows():
     assert "N1 mct dram queue" in feeds["link 0->1 request cmd"]
     assert feeds["N0 xbar->sri probe"] == ()     # a probe holds its slot for the lookup only
     assert not any(t.startswith("link") and "data" in t for t in feeds["N0 sri->xbar response"])
+
+
+def test_a_run_follows_a_link_buffer_to_the_dram_queue_it_waits_on():
+    """With two DRAM queue entries held until source-done, one reader of node 1's memory keeps the queue full;
+    the link's request buffer in front of it is fuller still (its time full includes the credit's way back),
+    so a chain taken from fullness alone stopped there; its slots' measured waits lead on to the memory."""
+    from simnuma.model import simulate
+    from simnuma.topology import load_topology
+
+    board = load_topology("quartet").with_parameters({"defaults.memory.queue": 2, "defaults.memory.release": "done"})
+    r = simulate(board, ["0.0.r.1"], [], size_bytes=2**18, mode="exact", baseline=False)
+    queues = {q.name: q for q in r.queues}
+    link, dram = queues["link 0->1 request cmd"], queues["N1 mct dram queue"]
+    assert link.full_fraction > dram.full_fraction > 0.9
+    assert link.waits_on["N1 mct dram queue"] > 0.5 * link.mean_occupancy
+    assert (r.bottleneck.resource, r.bottleneck.buffer) == ("memory N1", "N1 mct dram queue")
