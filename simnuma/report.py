@@ -80,6 +80,8 @@ def render_result(data: dict, queues: int = 6) -> str:
     b = data["bottleneck"]
     out.append("")
     out.append(f"bottleneck: {bottleneck_text(b)}")
+    if len(b.get("chain") or ()) > 1:
+        out.append(f"backed up (each waiting on the next): {' -> '.join(b['chain'])}")
     if data["mode"] == "steady":
         out.append(f"simulated {fmt_ns(data['simulated_ns'])} ({data['transactions_simulated']} transactions), "
                    f"extrapolated {fmt_ns(data['extrapolated_ns'])}")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["bottleneck", "bottleneck_text", "chain_end", "waited_on"]
+__all__ = ["bottleneck", "bottleneck_text", "chain", "chain_end", "waited_on"]
 
 SATURATED = 0.95   # a link or memory this busy limits the run
 FULL = 0.5         # a buffer full this share of the time limits the run when nothing is saturated
@@ -59,15 +59,20 @@ def waited_on(q: dict) -> str | None:
     return target if slots >= BLOCKED * occupancy else None
 
 
-def chain_end(name: str, rows: dict) -> str:
-    """Where the chain of buffers backed up from ``name`` ends (:func:`waited_on`, followed; a cycle stops it)."""
-    seen = {name}
+def chain(name: str, rows: dict) -> list[str]:
+    """The buffers from ``name`` on, each backed up from the next (:func:`waited_on`, followed; a cycle stops it)."""
+    out = [name]
     while True:
         after = waited_on(rows[name]) if name in rows else None
-        if after is None or after in seen:
-            return name
-        seen.add(after)
+        if after is None or after in out:
+            return out
+        out.append(after)
         name = after
+
+
+def chain_end(name: str, rows: dict) -> str:
+    """Where the chain of buffers backed up from ``name`` ends."""
+    return chain(name, rows)[-1]
 
 
 def bottleneck(links: list, memory: list, queues: list) -> dict:
@@ -79,7 +84,8 @@ def bottleneck(links: list, memory: list, queues: list) -> dict:
     busy).  A buffer whose slots spend more than ``BLOCKED`` of their held
     time waiting for one other pool (measured per pool awaited: the queue
     rows' ``waits_on``) is backed up from it, so the bottleneck is where such
-    a chain from a full buffer ends.  Among several ends, the one behind the
+    a chain from a full buffer ends (``chain``: the longest such chain, from
+    its first buffer to the end).  Among several ends, the one behind the
     fullest buffer, then the fuller itself, then the one in front of the
     busiest block, then the fuller on average, then by name (past saturation
     many are full all the time).  Otherwise nothing saturates, and the
@@ -91,7 +97,7 @@ def bottleneck(links: list, memory: list, queues: list) -> dict:
     servers += [(f"memory N{r['node']}", "memory", r["utilization"]) for r in memory]
     name, kind, util = max(servers, key=lambda s: s[2]) if servers else ("none", "none", 0.0)
     out = {"resource": name, "kind": kind, "utilization": util, "limit": "busy", "buffer": None,
-           "full_fraction": None}
+           "full_fraction": None, "chain": None}
     if util >= SATURATED:
         return out
     # how busy each block in front of a buffer is: a node's probe lookups too (they may be busy with probes for
@@ -106,9 +112,13 @@ def bottleneck(links: list, memory: list, queues: list) -> dict:
     if candidates:
         rows = {q["name"]: q for q in queues}
         behind: dict[str, float] = {}   # each end: the fullest buffer whose chain ends there
-        for q in candidates:
-            end = chain_end(q["name"], rows)
+        longest: dict[str, list] = {}   # ... and the longest of those chains (the fuller start among equals)
+        for q in sorted(candidates, key=lambda q: -q["full_fraction"]):
+            path = chain(q["name"], rows)
+            end = path[-1]
             behind[end] = max(behind.get(end, 0.0), q["full_fraction"])
+            if len(path) > len(longest.get(end, ())):
+                longest[end] = path
         most = max(behind.values())
         ends = [rows[e] for e in behind if behind[e] >= most - EQUALLY_FULL]
         fullest = max(q["full_fraction"] for q in ends)
@@ -119,7 +129,7 @@ def bottleneck(links: list, memory: list, queues: list) -> dict:
         resource, kind = _owner(full["name"])
         busy = busy_of.get(resource)
         return {"resource": resource, "kind": kind, "utilization": busy, "limit": "full buffer",
-                "buffer": full["name"], "full_fraction": full["full_fraction"]}
+                "buffer": full["name"], "full_fraction": full["full_fraction"], "chain": longest[full["name"]]}
     out["limit"] = "none"
     return out
 

@@ -135,7 +135,8 @@ class QueueResult(_Section):
 
 @dataclass(frozen=True)
 class Bottleneck(_Section):
-    """What limits the run: the busiest resource, or the fullest buffer in front of it."""
+    """What limits the run: the busiest resource, or the full buffer in front of it where a chain of buffers, each
+    waiting on the next, ends (``chain``: the longest such chain, its first buffer to that one)."""
 
     resource: str
     kind: str
@@ -143,6 +144,7 @@ class Bottleneck(_Section):
     limit: str | None
     buffer: str | None
     full_fraction: float | None
+    chain: list | None
     _raw: dict = field(repr=False, compare=False)
 
     def __str__(self) -> str:

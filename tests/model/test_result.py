@@ -131,6 +131,7 @@ def test_the_bottleneck_is_the_end_of_a_chain_of_buffers_waiting_on_the_next():
     b = bottleneck(links, memory, queues)
     assert (b["resource"], b["kind"], b["buffer"]) == ("probes N1", "probes", "N1 xbar->sri probe")
     assert b["utilization"] == 1.0   # a node's probe lookups: the share of its slots in use
+    assert b["chain"] == ["N0 mct->xbar probe", "link 0->1 probe cmd", "N1 xbar->sri probe"]
     # the probe queue drains; the link's slots wait less than half their time on it: held by their own credit loop
     queues[1]["waits_on"] = {"N1 xbar->sri probe": 0.9}
     queues[2].update(full_fraction=0.6, mean_occupancy=1.2)
@@ -201,3 +202,4 @@ def test_a_run_follows_a_link_buffer_to_the_dram_queue_it_waits_on():
     assert link.full_fraction > dram.full_fraction > 0.9
     assert link.waits_on["N1 mct dram queue"] > 0.5 * link.mean_occupancy
     assert (r.bottleneck.resource, r.bottleneck.buffer) == ("memory N1", "N1 mct dram queue")
+    assert r.bottleneck.chain[-2:] == ["link 0->1 request cmd", "N1 mct dram queue"]
