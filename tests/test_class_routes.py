@@ -157,8 +157,8 @@ def test_symmetries_must_keep_every_class_route():
 
 
 def test_full_buffers_back_up_along_each_class_route():
-    """The chains the bottleneck is read from follow each class's routes: node 3's responses to node 0 leave
-    over 3->2, its probes for node 0 over 3->1, and node 0's requests for node 3 over 0->2."""
+    """The pairs of buffers whose waits a run accounts for follow each class's routes: node 3's responses to
+    node 0 leave over 3->2, its probes for node 0 over 3->1, and node 0's requests for node 3 over 0->2."""
     from simnuma.model.feeds import buffer_feeds
     from simnuma.model.system import System
     from simnuma.workload import Workload
@@ -172,3 +172,12 @@ def test_full_buffers_back_up_along_each_class_route():
     assert set(feeds["link 3->1 probe cmd"]) == {"N1 xbar->sri probe", "link 1->0 probe cmd"}   # probes via 1
     assert set(feeds["link 0->2 request cmd"]) == {"N2 mct dram queue", "link 2->3 request cmd"}
     assert set(feeds["link 0->1 request cmd"]) == {"N1 mct dram queue"}            # 0->3 requests not via 1
+    # and a run's measured waits all fall on those pairs: two-hop writers crossing under load wait on each
+    # class's next buffer, and no wait is dropped from the accounts
+    from simnuma.model import simulate
+
+    r = simulate(with_routes(SPLIT), ["0.0.w.3", "3.0.w.0"], ["1.0.r.1@3GB/s", "2.0.r.2@3GB/s"], size_bytes=2**17,
+                 mode="exact", baseline=False).to_dict()
+    assert max(q["blocked"] for q in r["queues"]) > 0.1
+    for q in r["queues"]:
+        assert sum(q["waits_on"].values()) == pytest.approx(q["blocked"], rel=1e-9, abs=1e-12), q["name"]
