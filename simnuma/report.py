@@ -24,13 +24,17 @@ def fmt_pct(value) -> str:
 
 
 def _waiting_on(q: dict) -> str:
-    """The buffer a pool's slots waited on most, with the share of their held time: ``link 1->3 posted cmd (27%)``."""
+    """The buffer a pool's slots waited on most, with the share of their held time, and the share they waited on
+    any where that is more: ``link 1->3 posted cmd (27%)``, ``link 2->1 probe cmd (33%), on all 82%``."""
     waits = q.get("waits_on") or {}
     if not waits or q["mean_occupancy"] <= 0.0:
         return ""
     target, slots = max(waits.items(), key=lambda kv: (kv[1], kv[0]))
     share = slots / q["mean_occupancy"]
-    return f"{target} ({100 * share:.0f}%)" if share >= 0.005 else ""
+    every = sum(waits.values()) / q["mean_occupancy"]
+    if share < 0.005:
+        return ""
+    return f"{target} ({100 * share:.0f}%)" + (f", on all {100 * every:.0f}%" if every - share >= 0.005 else "")
 
 
 def _memory_limit(m: dict) -> str:

@@ -16,7 +16,7 @@ __all__ = ["bottleneck", "bottleneck_text", "chain", "chain_end", "waited_on"]
 SATURATED = 0.95   # a link or memory this busy limits the run
 FULL = 0.5         # a buffer full this share of the time limits the run when nothing is saturated
 EQUALLY_FULL = 1e-6   # buffers whose time full differs by less than this share are equally full
-BLOCKED = 0.5      # a buffer whose slots wait this share of their held time for one other pool is backed up from it
+BLOCKED = 0.5      # a buffer whose slots wait this share of their held time for other pools is backed up from them
 _POOL_OWNER = (
     (re.compile(r"^N(\d+) mct"), "memory N{}", "memory"),
     (re.compile(r"^link (\d+->\d+(?:#\d+)?) "), "link {}", "link"),
@@ -49,14 +49,16 @@ def _probe_servers(queues: list) -> list:
 
 
 def waited_on(q: dict) -> str | None:
-    """The pool a buffer is backed up from: the one its slots spent more than ``BLOCKED`` of their held time
-    waiting for (measured: ``q["waits_on"]``), or None."""
+    """The pool a buffer is backed up from: the one its slots waited for most, if they spent at least ``BLOCKED``
+    of their held time waiting for any (measured: ``q["waits_on"]``), or None."""
     occupancy = q["mean_occupancy"]
     waits = q.get("waits_on") or {}
     if occupancy <= 0.0 or not waits:
         return None
-    target, slots = max(waits.items(), key=lambda kv: (kv[1], kv[0]))
-    return target if slots >= BLOCKED * occupancy else None
+    # a broadcast's buffer waits on several links at once: its slots are backed up when their waits, summed over
+    # the pools awaited, pass BLOCKED; the chain goes on through the pool waited on most
+    target, _slots = max(waits.items(), key=lambda kv: (kv[1], kv[0]))
+    return target if sum(waits.values()) >= BLOCKED * occupancy else None
 
 
 def chain(name: str, rows: dict) -> list[str]:
@@ -81,14 +83,16 @@ def bottleneck(links: list, memory: list, queues: list) -> dict:
     A link or memory at least ``SATURATED`` busy; otherwise, a buffer full at
     least ``FULL`` of the time, named by the block it feeds (a memory whose
     DRAM queue is full limits its threads even while the DRAM itself is not
-    busy).  A buffer whose slots spend more than ``BLOCKED`` of their held
-    time waiting for one other pool (measured per pool awaited: the queue
-    rows' ``waits_on``) is backed up from it, so the bottleneck is where such
-    a chain from a full buffer ends (``chain``: the longest such chain, from
-    its first buffer to the end).  Among several ends, the one behind the
-    fullest buffer, then the fuller itself, then the one in front of the
-    busiest block, then the fuller on average, then by name (past saturation
-    many are full all the time).  Otherwise nothing saturates, and the
+    busy).  A buffer whose slots spend at least ``BLOCKED`` of their held
+    time waiting for other pools (measured per pool awaited: the queue
+    rows' ``waits_on``; a broadcast's buffer waits on several links at once)
+    is backed up from the one they waited for most, so the bottleneck is
+    where such a chain from a full buffer ends (``chain``: the longest such
+    chain, from its first buffer to the end).  Among several ends, the one
+    behind the fullest buffer, then the fuller itself, then the one in front
+    of the busiest block (a node's probe lookups as busy as the share of
+    their slots in use), then the one most waited for, then the fuller on
+    average, then by name (past saturation many are full all the time).  Otherwise nothing saturates, and the
     busiest link or memory is named with ``limit: "none"`` (the threads are
     limited by latency).
     """

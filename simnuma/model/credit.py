@@ -27,7 +27,7 @@ heappush: Final = heapq.heappush   # a C static in the compiled model: no lookup
 if TYPE_CHECKING:
     from .packet import Packet
 
-__all__ = ["CreditPool", "holders_of", "release_buffers"]
+__all__ = ["CreditPool", "release_buffers"]
 
 
 class CreditPool:
@@ -45,16 +45,17 @@ class CreditPool:
     :meth:`occupancy_ns` reads both.
 
     It also measures what its holders wait for: a request that is not granted
-    at once names the slots its party holds meanwhile (``holders``), and the
-    pool of each adds the time to the grant to ``waits[name of this pool]``
-    (a copy of a broadcast probe, which shares its slot with the others, its
-    share of it).  That is the slot-time a buffer spent blocked on the next
-    one, the measured edge along which full buffers back up
-    (:func:`simnuma.model.bottleneck.bottleneck`).
+    at once names the slots its party holds meanwhile (``held``,
+    ``held_data``), and the pool of each adds the time to the grant to its
+    count of waits on this pool (:meth:`waited`)
+    (:meth:`count_wait`; the copies of a broadcast probe, which share one
+    slot, count the time any of them waited).  That is the slot-time a
+    buffer spent blocked on the next one, the measured edge along which
+    full buffers back up (:func:`simnuma.model.bottleneck.bottleneck`).
     """
 
     __slots__ = ("env", "clock", "name", "capacity", "ready", "waiters", "free_ns", "full_ns", "full_since",
-                 "account", "share", "waits")
+                 "account", "waits", "wait_to", "wait_to_ns", "wait_to2", "wait_to2_ns")
 
     def __init__(self, env, capacity: int, name: str):
         if capacity <= 0:
@@ -64,14 +65,17 @@ class CreditPool:
         self.name = name
         self.capacity = capacity
         self.ready = [0.0] * capacity  # ready times of free slots (a heap)
-        self.waiters: list[tuple[Any, Any, tuple, float]] = []   # the requests waiting, first come first:
-        # (fn, arg, the pools the party holds meanwhile, since when); fn a Port of a component, or any callable
+        self.waiters: list[tuple[Any, Any, Any, Any, float]] = []   # the requests waiting, first come first: (fn,
+        # arg, the slots the party holds meanwhile (two, or None), since when); fn a Port of a component, or any callable
         self.free_ns = 0.0       # time the slots taken so far had been free before they were taken
         self.full_ns = 0.0       # time the pool was full, up to full_since
         self.full_since = -1.0   # when the pool became full (and has stayed so, as far as is settled); -1: not full
         self.account: CreditPool = self   # the pool whose waits a holder of this one counts toward
-        self.share = 1.0   # the part of a slot one holder is (a broadcast's copies share one)
-        self.waits: dict[str, float] = {}   # slot-ns this pool's holders waited, by the name of the pool awaited
+        self.waits: dict[str, float] = {}   # slot-ns this pool's holders waited, by the name of the pool awaited,
+        self.wait_to = ""                   # ... but for the two pools they waited for last (their names: the strings
+        self.wait_to_ns = 0.0               # are the pools' own, compared by identity), counted here until a third
+        self.wait_to2 = ""                  # comes (a link's probe buffer waits on the next link and on its node's
+        self.wait_to2_ns = 0.0              # probe slots by turns)
 
     def take_ready(self, now: float) -> bool:
         """Take a slot if one is ready ``now``, accounting for the time it was free; whether one was.
@@ -88,11 +92,12 @@ class CreditPool:
             self.full_since = now
         return True
 
-    def request(self, fn, arg, holders: tuple = ()) -> None:
+    def request(self, fn, arg, held: CreditPool | None = None, held_data: CreditPool | None = None) -> None:
         """Call ``fn(arg)`` once a slot is held (now, later, or when one is freed).
 
-        ``holders`` are the pools whose slots the requesting party holds while
-        it waits (:func:`holders_of` for a packet): each counts the wait.
+        ``held`` and ``held_data`` are the slots the requesting party holds
+        while it waits (a packet's ``held`` and ``held_data``): each counts
+        the wait (:meth:`count_wait`).
         """
         ready = self.ready
         now = self.clock.now_ns
@@ -100,26 +105,49 @@ class CreditPool:
             fire(fn, arg)
         elif ready:   # full: the slot coming back first goes on to this request without being free
             when_ns = heappop(ready)
-            if holders:
-                self.blocked(holders, when_ns - now)
+            if held is not None:
+                held.count_wait(self.name, now, when_ns)
+                if held_data is not None:
+                    held_data.count_wait(self.name, now, when_ns)
             grant_at(self.clock, when_ns, fn, arg)
         else:
-            self.waiters.append((fn, arg, holders, now))
+            self.waiters.append((fn, arg, held, held_data, now))
 
     def grant_next(self, when_ns: float) -> None:
         """Give a slot usable from ``when_ns`` to the first waiting request, counting its wait."""
-        fn, arg, holders, since = self.waiters.pop(0)
-        if holders:
-            self.blocked(holders, when_ns - since)
+        fn, arg, held, held_data, since = self.waiters.pop(0)
+        if held is not None:
+            holder: CreditPool = held
+            holder.count_wait(self.name, since, when_ns)
+            if held_data is not None:
+                holder = held_data
+                holder.count_wait(self.name, since, when_ns)
         grant_at(self.clock, when_ns, fn, arg)
 
-    def blocked(self, holders: tuple, wait_ns: float) -> None:
-        """The slots ``holders`` (pools, or a broadcast's hold) were blocked ``wait_ns`` waiting for this pool."""
-        name = self.name
-        for held in holders:
-            pool: CreditPool = held.account
-            waits = pool.waits
-            waits[name] = waits.get(name, 0.0) + wait_ns * held.share
+    def count_wait(self, awaited: str, since_ns: float, until_ns: float) -> None:
+        """A slot of this pool was blocked from ``since_ns`` to ``until_ns`` waiting for the pool named ``awaited``."""
+        if awaited is self.wait_to:
+            self.wait_to_ns += until_ns - since_ns
+        elif awaited is self.wait_to2:
+            self.wait_to2_ns += until_ns - since_ns
+        else:
+            self._wait_for(awaited, until_ns - since_ns)
+
+    def _wait_for(self, awaited: str, wait_ns: float) -> None:
+        """Count on ``awaited`` from now on, and on the pool awaited last; what the other had is put with the rest."""
+        if self.wait_to2_ns:
+            waits = self.waits
+            waits[self.wait_to2] = waits.get(self.wait_to2, 0.0) + self.wait_to2_ns
+        self.wait_to2 = self.wait_to
+        self.wait_to2_ns = self.wait_to_ns
+        self.wait_to = awaited
+        self.wait_to_ns = wait_ns
+
+    def waited(self) -> dict[str, float]:
+        """Slot-ns this pool's holders waited so far, by the name of the pool awaited."""
+        self._wait_for("", 0.0)
+        self._wait_for("", 0.0)
+        return self.waits
 
     def release(self, when_ns: float) -> float:
         """The slot's holder frees it at ``when_ns`` (>= now); return when it is usable again.
@@ -166,13 +194,6 @@ class CreditPool:
         if not ready or ready[0] > now:   # the earliest free slot is not back yet: all are taken
             return self.capacity
         return self.capacity - len([t for t in ready if t <= now])
-
-
-def holders_of(pkt: Packet) -> tuple:
-    """The slots a packet holds while it waits for the next: its command buffer's, and its data buffer's."""
-    if pkt.held_data is None:
-        return (pkt.held,)
-    return (pkt.held, pkt.held_data)
 
 
 def release_buffers(pkt: Packet, when_ns: float) -> None:

@@ -97,15 +97,15 @@ class ProgressWatch:
 def wait_for_graph(pools) -> nx.DiGraph:
     """Edges ``holder pool -> awaited pool`` for every waiting request that holds a slot elsewhere.
 
-    Each waiting request names the pools its party holds (:meth:`CreditPool.request`'s ``holders``;
-    a probe's copies count toward the one MCT probe buffer they share).
+    Each waiting request names the slots its party holds (:meth:`CreditPool.request`'s ``held`` and
+    ``held_data``; a probe's copies count toward the one MCT probe buffer they share).
     """
     graph = nx.DiGraph()
     for pool in pools:
-        for _fn, _arg, holders, _since in pool.waiters:
-            for held in holders:
-                if held.account is not pool:
-                    graph.add_edge(held.account.name, pool.name)
+        for _fn, _arg, held, held_data, _since in pool.waiters:
+            for h in (held, held_data):
+                if h is not None and h.account is not pool:
+                    graph.add_edge(h.account.name, pool.name)
     return graph
 
 

@@ -32,7 +32,7 @@ from collections import deque
 import heapq
 from typing import Any, Final
 
-from .credit import CreditPool, holders_of
+from .credit import CreditPool
 from .events import Clock, Component, Port, deliver_at
 from .packet import NOP_BYTES, POSTED, RESPONSE, VC_NAMES, Packet
 
@@ -212,15 +212,15 @@ class LinkDirection(Component):
             if data_pool.take_ready(now):  # ... and a data credit
                 self._transmit(pkt)
             else:
-                data_pool.request(self.transmitter, pkt, holders_of(pkt))
+                data_pool.request(self.transmitter, pkt, pkt.held, pkt.held_data)
         else:
-            pool.request(self.credited, pkt, holders_of(pkt))
+            pool.request(self.credited, pkt, pkt.held, pkt.held_data)
 
     def _got_command_credit(self, pkt: Packet) -> None:
         if pkt.data_bytes:
             data_pool = self.data_pools[pkt.vc]
             assert data_pool is not None
-            data_pool.request(self.transmitter, pkt, holders_of(pkt))
+            data_pool.request(self.transmitter, pkt, pkt.held, pkt.held_data)
         else:
             self._transmit(pkt)
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
-from .credit import CreditPool, holders_of, release_buffers
+from .credit import CreditPool, release_buffers
 from .events import Clock, Component, Port, deliver_at
 from .packet import LINE_BYTES, PROBE, RESPONSE, Packet
 from .xbar import XBar, enter_fabric
@@ -114,7 +114,7 @@ class MCT(Component):
         if self.queue.take_ready(self.clock.now_ns):   # an entry is free now: CreditPool.request's grant, inlined
             self._admitted(pkt)
         else:
-            self.queue.request(self.admitter, pkt, holders_of(pkt))
+            self.queue.request(self.admitter, pkt, pkt.held, pkt.held_data)
 
     def _admitted(self, pkt: Packet) -> None:
         if self.observer is not None:
@@ -140,7 +140,7 @@ class MCT(Component):
         """The memory has a read's data: it leaves through an MCT response buffer."""
         resp = Packet("read_resp", txn, self.index, txn.requester, self.resp_routes[txn.requester + txn.lane])
         # the read keeps its DRAM queue entry until its data have a response buffer
-        self.pools[RESPONSE].request(self.sender, resp, (self.queue,))  # type: ignore[union-attr]  # the pool is set
+        self.pools[RESPONSE].request(self.sender, resp, self.queue)  # type: ignore[union-attr]  # the pool is set
 
     def _send_data(self, pkt: Packet) -> None:
         now = self.clock.now_ns
@@ -187,25 +187,47 @@ class _BroadcastHold(CreditPool):
 
     What each copy holds (``Packet.held``): a stand-in for the pool, only ever released.  It is a
     :class:`CreditPool` only so that ``Packet.held`` has one type: it keeps none of a pool's own
-    state, and nothing but ``release`` may be called on it.
+    state, and nothing but ``release`` and ``count_wait`` may be called on it.
     """
 
-    __slots__ = ("pool", "copies", "latest_ns")
+    __slots__ = ("pool", "copies", "latest_ns", "copy_waits")
 
     def __init__(self, pool: CreditPool, copies: int):  # noqa: D107 - not a pool of its own: no slots
         self.pool = pool
         self.copies = copies
         self.latest_ns = 0.0
-        self.account = pool   # a copy waiting for a probe slot holds (a share of) the MCT's probe buffer
-        self.share = 1.0 / copies
+        self.account = pool   # a copy waiting for a probe slot holds the MCT's probe buffer
+        self.copy_waits: list[tuple[float, float, str]] | None = None   # the copies' waits: (since, until, awaited)
+
+    def count_wait(self, awaited: str, since_ns: float, until_ns: float) -> None:
+        """A copy waited from ``since_ns`` to ``until_ns``; counted once the buffer is free (:meth:`release`)."""
+        if self.copy_waits is None:
+            self.copy_waits = []
+        self.copy_waits.append((since_ns, until_ns, awaited))
 
     def release(self, when_ns: float) -> float:
         if when_ns > self.latest_ns:
             self.latest_ns = when_ns
         self.copies -= 1
         if self.copies == 0:
+            if self.copy_waits is not None:
+                self._count_waits(self.copy_waits)
             return self.pool.release(self.latest_ns)
         return when_ns
+
+    def _count_waits(self, waited: list[tuple[float, float, str]]) -> None:
+        """The buffer was blocked while any copy waited, and on what the copy that waited longest waited for: each
+        wait counts the time before a wait that ended later began (every copy's wait was settled by its grant,
+        before it left)."""
+        pool = self.pool
+        ordered = sorted(waited, key=lambda w: -w[1])
+        later_from = ordered[0][1]   # where the waits counted so far (those that ended later) began
+        for since, until, awaited in ordered:
+            end = until if until < later_from else later_from
+            if end > since:
+                pool.count_wait(awaited, since, end)
+            if since < later_from:
+                later_from = since
 
 
 class FifoMemory(Memory):

@@ -129,7 +129,7 @@ class QueueResult(_Section):
     mean_occupancy: float
     full_fraction: float
     blocked: float
-    waits_on: dict
+    waits_on: dict = field(hash=False)
     _raw: dict = field(repr=False, compare=False)
 
 
@@ -144,7 +144,7 @@ class Bottleneck(_Section):
     limit: str | None
     buffer: str | None
     full_fraction: float | None
-    chain: list | None
+    chain: list | None = field(hash=False)
     _raw: dict = field(repr=False, compare=False)
 
     def __str__(self) -> str:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
-from .credit import CreditPool, holders_of
+from .credit import CreditPool
 from .events import Clock, Component, Port, deliver_at, fire
 from .xbar import XBar, enter_fabric
 from .packet import RESPONSE, VC_NAMES, Packet
@@ -118,7 +118,7 @@ class SRI(Component):
         if self.probe_queue.take_ready(self.clock.now_ns):   # a slot is free now: CreditPool.request's grant, inlined
             self._lookup(pkt)
         else:
-            self.probe_queue.request(self.looker, pkt, holders_of(pkt))
+            self.probe_queue.request(self.looker, pkt, pkt.held, pkt.held_data)
 
     def _lookup(self, pkt: Packet) -> None:
         now = self.clock.now_ns

@@ -77,6 +77,7 @@ def counter_snapshot(system) -> list:
     held, full = zip(*(pool.occupancy_ns(now) for pool in system.pools)) if system.pools else ((), ())
     out += held    # slot-ns each pool held
     out += full    # ns each pool was full
-    out += [sum(pool.waits.values()) for pool in system.pools]   # slot-ns each pool's holders waited for another
+    waited = [pool.waited() for pool in system.pools]
+    out += [sum(w.values()) for w in waited]   # slot-ns each pool's holders waited for another
     out += [pool.waits.get(target, 0.0) for pool, target in system.wait_edges]   # ... by the pool awaited
     return out

@@ -85,3 +85,50 @@ def test_a_credit_in_flight_keeps_its_slot_occupied_until_it_is_back():
     pool.release(10.0)                           # freed at 2, usable again at 10 (a credit on its way back)
     assert pool.occupancy_ns(6.0) == (6.0, 6.0)  # held and full all along
     assert pool.occupancy_ns(14.0) == (10.0, 10.0)
+
+
+def test_a_waiting_holder_counts_its_wait_once_on_every_pool_it_holds():
+    """Each grant of a waiting request (a slot freed, a credit given back, a slot coming back later) adds the
+    wait, once, to the pools the party holds meanwhile; the copies of a broadcast add the time any of them
+    waited to the one buffer they share."""
+    from simnuma.model.mct import _BroadcastHold
+
+    env = Environment()
+    nxt = CreditPool(env, 1, "next")
+    cmd, data, probe = CreditPool(env, 2, "cmd"), CreditPool(env, 2, "data"), CreditPool(env, 1, "probe")
+    granted = []
+    nxt.request(granted.append, "a")                  # taken at 0, no wait
+    env.clock.now_ns = 1.0
+    nxt.request(granted.append, "b", cmd, data)       # waits from 1 ...
+    env.clock.now_ns = 3.0
+    nxt.release(5.0)                                  # ... to 5: 4 ns on both pools it holds
+    assert cmd.waited() == {"next": 4.0} and data.waited() == {"next": 4.0}
+    env.clock.now_ns = 6.0
+    nxt.release(9.0)                                  # free from 9, nobody waiting
+    nxt.request(granted.append, "c", cmd)             # the slot coming back at 9 goes on to it: 3 ns
+    assert cmd.waited() == {"next": 7.0}
+    hold = _BroadcastHold(probe, 3)                   # a broadcast's three copies share one probe buffer
+    env.clock.now_ns = 10.0
+    other = CreditPool(env, 1, "other")
+    other.request(granted.append, "x")
+    nxt.request(granted.append, "d", hold)            # two of them wait from 10 ...
+    other.request(granted.append, "e", hold)
+    env.clock.now_ns = 12.0
+    nxt.give_back(13.0)                               # ... one to 13 (for next),
+    other.give_back(14.0)                             # ... the other to 14 (for other)
+    assert probe.waited() == {} and not nxt.waiters      # counted once the buffer is free:
+    hold.release(13.0)
+    hold.release(14.0)
+    hold.release(14.0)
+    assert probe.waited() == {"other": 4.0} and hold.account is probe   # blocked 4 ns, not 7, by the last to leave
+    hold = _BroadcastHold(probe, 2)                   # the copies of another broadcast wait one after the other
+    env.clock.now_ns = 20.0
+    nxt.request(granted.append, "f", hold)
+    env.clock.now_ns = 21.0
+    nxt.give_back(22.0)                               # 20 to 22 ...
+    hold.release(22.0)
+    env.clock.now_ns = 23.0
+    other.request(granted.append, "g", hold)
+    other.give_back(25.0)                             # ... and 23 to 25
+    hold.release(25.0)
+    assert probe.waited() == {"other": 6.0, "next": 2.0}

@@ -103,8 +103,8 @@ def test_utilisations_are_fractions(workload, mode):
 def _assert_waits_accounted(r: dict, mode: str) -> None:
     """A slot waiting for the next buffer is held, and every wait is on a pair feeds.py lists (or the snapshot,
     which keeps only those, would drop it).  A wait is counted when its grant is settled, up to a credit's way
-    back ahead of the clock: steady mode's batches may cut through one (0.03% over seen), while an exact run
-    ends with every wait over."""
+    back ahead of the clock: steady mode's batches may cut through one (0.03% over seen); an exact run counts
+    only waits that are over (requests still waiting at its end, behind background threads, count nothing)."""
     slack = 1e-9 if mode == "exact" else 1e-2
     for q in r["queues"]:
         assert 0.0 <= q["blocked"] <= q["mean_occupancy"] * (1 + slack) + 1e-12, q
