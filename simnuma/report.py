@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 
 from .tables import text_table
-from .model.result import bottleneck_text
+from .model.bottleneck import bottleneck_text, waits_of
 
 __all__ = ["render_result", "fmt_ns", "fmt_pct"]
 
@@ -26,13 +26,8 @@ def fmt_pct(value) -> str:
 def _waiting_on(q: dict) -> str:
     """The buffer a pool's slots waited on most, with the share of their held time, and the share they waited on
     any where that is more: ``link 1->3 posted cmd (27%)``, ``link 2->1 probe cmd (33%), on all 82%``."""
-    waits = q.get("waits_on") or {}
-    if not waits or q["mean_occupancy"] <= 0.0:
-        return ""
-    target, slots = max(waits.items(), key=lambda kv: (kv[1], kv[0]))
-    share = slots / q["mean_occupancy"]
-    every = sum(waits.values()) / q["mean_occupancy"]
-    if share < 0.005:
+    target, share, every = waits_of(q)
+    if target is None or share < 0.005:
         return ""
     return f"{target} ({100 * share:.0f}%)" + (f", on all {100 * every:.0f}%" if every - share >= 0.005 else "")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["bottleneck", "bottleneck_text", "chain", "chain_end", "waited_on"]
+__all__ = ["bottleneck", "bottleneck_text", "chain", "waited_on", "waits_of"]
 
 SATURATED = 0.95   # a link or memory this busy limits the run
 FULL = 0.5         # a buffer full this share of the time limits the run when nothing is saturated
@@ -23,9 +23,6 @@ _POOL_OWNER = (
     (re.compile(r"^N(\d+) sri->xbar"), "sri N{}", "sri"),
     (re.compile(r"^N(\d+) xbar->sri probe"), "probes N{}", "probes"),
 )
-
-
-_PROBE_SLOTS = re.compile(r"^N(\d+) xbar->sri probe$")
 
 
 def _owner(pool_name: str) -> tuple:
@@ -42,23 +39,30 @@ def _probe_servers(queues: list) -> list:
     nothing else, so the share of its slots in use is how busy they are."""
     out = []
     for q in queues:
-        m = _PROBE_SLOTS.match(q["name"])
-        if m and q["capacity"]:
-            out.append((f"probes N{m.group(1)}", "probes", q["mean_occupancy"] / q["capacity"]))
+        resource, kind = _owner(q["name"])
+        if kind == "probes" and q["capacity"]:
+            out.append((resource, kind, q["mean_occupancy"] / q["capacity"]))
     return out
+
+
+def waits_of(q: dict) -> tuple[str | None, float, float]:
+    """What a buffer's slots waited on (measured: ``q["waits_on"]``): the pool they waited for most, the share of
+    their held time that took, and the share they spent waiting on any; ``(None, 0, 0)`` if they never waited."""
+    occupancy = q["mean_occupancy"]
+    waits = q.get("waits_on") or {}
+    if occupancy <= 0.0 or not waits:
+        return None, 0.0, 0.0
+    target, slots = max(waits.items(), key=lambda kv: (kv[1], kv[0]))
+    return target, slots / occupancy, sum(waits.values()) / occupancy
 
 
 def waited_on(q: dict) -> str | None:
     """The pool a buffer is backed up from: the one its slots waited for most, if they spent at least ``BLOCKED``
-    of their held time waiting for any (measured: ``q["waits_on"]``), or None."""
-    occupancy = q["mean_occupancy"]
-    waits = q.get("waits_on") or {}
-    if occupancy <= 0.0 or not waits:
-        return None
+    of their held time waiting for any, or None."""
     # a broadcast's buffer waits on several links at once: its slots are backed up when their waits, summed over
     # the pools awaited, pass BLOCKED; the chain goes on through the pool waited on most
-    target, _slots = max(waits.items(), key=lambda kv: (kv[1], kv[0]))
-    return target if sum(waits.values()) >= BLOCKED * occupancy else None
+    target, _share, every = waits_of(q)
+    return target if every >= BLOCKED else None
 
 
 def chain(name: str, rows: dict) -> list[str]:
@@ -70,11 +74,6 @@ def chain(name: str, rows: dict) -> list[str]:
             return out
         out.append(after)
         name = after
-
-
-def chain_end(name: str, rows: dict) -> str:
-    """Where the chain of buffers backed up from ``name`` ends."""
-    return chain(name, rows)[-1]
 
 
 def bottleneck(links: list, memory: list, queues: list) -> dict:

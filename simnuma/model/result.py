@@ -327,8 +327,8 @@ def build_result(system, mode: str, seed: int, size_bytes: int, baseline_ns, wal
     link_rows = [_link_row(d, cmd, data, sent_ns, elapsed) for d, (cmd, data, sent_ns) in zip(system.link_list, links)]
     memory = [_memory_row(m, counts, elapsed) for m, counts in zip(system.mcts, mcts)]
     queues = []
+    per_ns = 1.0 / run_ns if run_ns > 0 else 0.0
     for pool, h, f, b in zip(system.pools, held, full, blocked):   # time averages, extrapolated time included
-        per_ns = 1.0 / run_ns if run_ns > 0 else 0.0
         queues.append({
             "name": pool.name,
             "capacity": pool.capacity,

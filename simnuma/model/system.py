@@ -98,8 +98,8 @@ class System:
             pools += d.pools()
         self.pools = pools
         # the edges along which a pool's holders may wait for another (feeds.py), in the snapshot's order
-        self.feeds = buffer_feeds(self)
-        self.wait_edges = [(pool, target) for pool in pools for target in self.feeds[pool.name]]
+        feeds = buffer_feeds(self)
+        self.wait_edges = [(pool, target) for pool in pools for target in feeds[pool.name]]
         self.watch = ProgressWatch(self)
         self._groups: dict[tuple[Thread, ...], list[tuple[Thread, ...]]] = {}
 

@@ -157,14 +157,14 @@ def test_a_chain_follows_what_the_buffers_waited_on_not_every_route():
 
 
 def test_a_cycle_of_waiting_buffers_ends_where_it_closes():
-    from simnuma.model.bottleneck import bottleneck, chain_end
+    from simnuma.model.bottleneck import bottleneck, chain
 
     queues = [_queue("N0 mct->xbar probe", 1.0, waits_on={"link 0->1 probe cmd": 1.5}),
               _queue("link 0->1 probe cmd", 1.0, waits_on={"N1 xbar->sri probe": 1.5}),
               _queue("N1 xbar->sri probe", 1.0, waits_on={"N0 mct->xbar probe": 1.5})]
     rows = {q["name"]: q for q in queues}
-    assert chain_end("N0 mct->xbar probe", rows) == "N1 xbar->sri probe"
-    assert chain_end("link 0->1 probe cmd", rows) == "N0 mct->xbar probe"
+    assert chain("N0 mct->xbar probe", rows)[-1] == "N1 xbar->sri probe"
+    assert chain("link 0->1 probe cmd", rows)[-1] == "N0 mct->xbar probe"
     b = bottleneck([{"src": 0, "dst": 1, "utilization": 0.75}], [{"node": 0, "utilization": 0.48}], queues)
     # every one is an end: the one in front of the busiest block, the probe lookups with every slot in use
     assert b["buffer"] == "N1 xbar->sri probe"
