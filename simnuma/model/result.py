@@ -247,18 +247,31 @@ class Result:
         raise KeyError((src, dst))
 
     def to_dataframe(self, part: str = "threads"):
-        """One part (``threads``, ``links``, ``memory`` or ``queues``) as a pandas DataFrame, a row per entry.
+        """One part (``threads``, ``links``, ``memory``, ``queues`` or ``waits``) as a pandas DataFrame.
 
-        Nested fields are flattened (``latency_ns.mean``).  pandas is optional:
-        without it this raises ImportError saying how to get it.
+        A row per entry, nested fields flattened (``latency_ns.mean``).  A
+        queue's waits by the pool awaited are not flattened into a column per
+        pool: ``waits`` gives them in long form, a row per (``queue``,
+        ``waits_on``) pair with the mean number of ``slots`` waiting.  pandas
+        is optional: without it this raises ImportError saying how to get it.
         """
-        if part not in ("threads", "links", "memory", "queues"):
-            raise ValueError(f"part must be one of threads, links, memory, queues; got {part!r}")
+        if part not in DATAFRAME_PARTS:
+            raise ValueError(f"part must be one of {', '.join(DATAFRAME_PARTS)}; got {part!r}")
         try:
             import pandas
         except ImportError:
             raise ImportError("Result.to_dataframe needs pandas: pip install pandas") from None
+        if part == "waits":
+            rows = [{"queue": q["name"], "waits_on": awaited, "slots": slots}
+                    for q in self._data["queues"] for awaited, slots in (q.get("waits_on") or {}).items()]
+            return pandas.DataFrame(rows, columns=["queue", "waits_on", "slots"])
+        if part == "queues":
+            return pandas.json_normalize([{k: v for k, v in q.items() if k != "waits_on"}
+                                          for q in self._data["queues"]])
         return pandas.json_normalize(self._data[part])
+
+
+DATAFRAME_PARTS = ("threads", "links", "memory", "queues", "waits")
 
 
 def _thread(raw: dict) -> ThreadResult:

@@ -81,8 +81,23 @@ def test_to_dataframe_has_a_row_per_entry_and_flat_columns(result):
     assert list(frame["spec"]) == [t.spec for t in result.threads]
     assert list(frame["latency_ns.mean"]) == [t.latency_ns.mean for t in result.threads]
     assert len(result.to_dataframe("links")) == len(result.links)
-    with pytest.raises(ValueError, match="threads, links, memory, queues"):
+    with pytest.raises(ValueError, match="threads, links, memory, queues, waits"):
         result.to_dataframe("bottleneck")
+
+
+def test_to_dataframe_gives_the_waits_in_long_form_not_a_column_per_pool(result):
+    pytest.importorskip("pandas")
+    queues = result.to_dataframe("queues")
+    assert list(queues["name"]) == [q.name for q in result.queues]
+    assert not [c for c in queues.columns if c.startswith("waits_on")]
+    waits = result.to_dataframe("waits")
+    assert list(waits.columns) == ["queue", "waits_on", "slots"]
+    expected = [(q.name, awaited, slots) for q in result.queues for awaited, slots in q.waits_on.items()]
+    assert expected, "the crossfire writers' buffers wait on one another"
+    assert list(waits.itertuples(index=False, name=None)) == expected
+    # a queue's waits by pool add up to its blocked slots
+    for q in result.queues:
+        assert waits[waits["queue"] == q.name]["slots"].sum() == pytest.approx(q.blocked, abs=1e-12)
 
 
 def test_to_dataframe_without_pandas_says_how_to_get_it(result, monkeypatch):
