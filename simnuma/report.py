@@ -6,7 +6,7 @@ import math
 from .tables import text_table
 from .model.bottleneck import bottleneck_text, waits_of
 
-__all__ = ["render_result", "fmt_ns", "fmt_pct"]
+__all__ = ["render_result", "heading", "role_tag", "fmt_ns", "fmt_pct"]
 
 
 def fmt_ns(ns) -> str:
@@ -46,20 +46,31 @@ def _dram_detail(m: dict) -> str:
             f"{m['turnarounds_per_line']:.2f}")
 
 
-def render_result(data: dict, queues: int = 6) -> str:
-    """The human-readable report of one ``simnuma run``."""
+def role_tag(role: str) -> str:
+    """``fg`` for a foreground thread, ``bg`` for a background one (the role column)."""
+    return {"foreground": "fg", "background": "bg"}.get(role, role)
+
+
+def heading(data: dict, how: str) -> list[str]:
+    """The lines that say what a run's numbers came from: version, board and its hash, ``how`` it was
+    computed, the array size, and the board parameters ``--set`` changed."""
     board = data["topology"] + (f" ({data['board_hash']})" if data.get("board_hash") else "")
-    out = [f"simnuma {data['version']}  board {board}  mode {data['mode']}  seed {data['seed']}  "
-           f"array {data['size_bytes'] / 2**20:g} MiB per thread"]
+    out = [f"simnuma {data['version']}  board {board}  {how}  array {data['size_bytes'] / 2**20:g} MiB per thread"]
     if data.get("changes"):
         out.append("changed: " + ", ".join(f"{path} = {value}" for path, value in data["changes"].items()))
+    return out
+
+
+def render_result(data: dict, queues: int = 6) -> str:
+    """The human-readable report of one ``simnuma run``."""
+    out = heading(data, f"mode {data['mode']}  seed {data['seed']}")
     out.append("")
     rows = []
     for t in data["threads"]:
         lat = t["latency_ns"]
-        rows.append([t["spec"], t["role"][:2], fmt_ns(t["time_ns"]), fmt_pct(t["percent_of_local_read"]),
+        rows.append([t["spec"], role_tag(t["role"]), fmt_ns(t["time_ns"]), fmt_pct(t["percent_of_local_read"]),
                      f"{t['bandwidth_GBps']:.3f}", f"{lat['mean']:.1f}", f"{lat['p50']:.1f}", f"{lat['p99']:.1f}"])
-    out += text_table(["thread", "", "time", "% of 0.0.r.0", "GB/s", "lat mean ns", "p50", "p99"], rows)
+    out += text_table(["thread", "role", "time", "% of 0.0.r.0", "GB/s", "lat mean ns", "p50", "p99"], rows)
     out.append(f"makespan {fmt_ns(data['makespan_ns'])} = {fmt_pct(data['makespan_percent'])} of one idle "
                f"local reader ({fmt_ns(data['baseline_ns'])})")
     out.append("")
@@ -83,6 +94,6 @@ def render_result(data: dict, queues: int = 6) -> str:
         out.append(f"backed up (each waiting on the next): {' -> '.join(b['chain'])}")
     if data["mode"] == "steady":
         out.append(f"simulated {fmt_ns(data['simulated_ns'])} ({data['transactions_simulated']} transactions), "
-                   f"extrapolated {fmt_ns(data['extrapolated_ns'])}")
+                   f"extrapolated {fmt_ns(data['extrapolated_ns'])} more")
     out += [f"warning: {w}" for w in data.get("warnings") or ()]
     return "\n".join(out)

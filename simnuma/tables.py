@@ -8,7 +8,16 @@ case             GB/s
 """
 from __future__ import annotations
 
-__all__ = ["text_table"]
+__all__ = ["text_table", "count"]
+
+
+def count(number: int, noun: str) -> str:
+    """``1 link``, ``2 links``: a number of things, in words a reader expects.
+
+    >>> count(1, "configuration"), count(3, "link")
+    ('1 configuration', '3 links')
+    """
+    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 def text_table(headers, rows) -> list:

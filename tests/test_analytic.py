@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -377,6 +378,12 @@ def test_run_analytic(capsys):
     assert main(["run", "quartet", "0.0.w.1", "1.0.w.0", "--analytic"]) == 0
     out = capsys.readouterr().out
     assert "analytic (approximate MVA" in out and "0.0.w.1" in out and "busiest links: 0->1" in out
+    assert "0.0.w.1  fg " in out
+    # the text names what its numbers came from, as a simulation's does: the board's hash and the changes
+    assert main(["run", "quartet", "0.0.r.1", "--analytic", "--set", "link_defaults.latency=20ns"]) == 0
+    head = capsys.readouterr().out.splitlines()[:2]
+    assert re.match(r"simnuma \S+  board quartet \([0-9a-f]{12}\)  analytic", head[0])
+    assert head[1] == "changed: link_defaults.latency = 20ns"
     assert main(["run", "quartet", "0.0.r.1", "--analytic", "--json", "--set", "link_defaults.latency=20ns"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["mode"] == "analytic" and data["changes"] == {"link_defaults.latency": "20ns"} and data["board_hash"]

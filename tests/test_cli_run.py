@@ -50,6 +50,12 @@ def test_run_text_names_what_the_fullest_buffers_waited_on(capsys):
     # each SRI's buffers wait on their link's, full all the time: the chain behind the bottleneck is printed
     assert any(re.fullmatch(r"backed up \(each waiting on the next\): N\d sri->xbar posted -> link \d->\d posted cmd",
                             line) for line in lines), lines[-4:]
+    # the role column, and what steady mode simulated beside what it added to it
+    assert lines[2].split()[:2] == ["thread", "role"] and lines[4].split()[:2] == ["0.0.w.1", "fg"]
+    steady = re.fullmatch(r"simulated ([\d.]+) us \(\d+ transactions\), extrapolated ([\d.]+) ms more", lines[-1])
+    makespan = re.match(r"makespan ([\d.]+) ms", next(line for line in lines if line.startswith("makespan")))
+    assert steady and makespan, lines[-1]
+    assert float(steady.group(1)) / 1e3 + float(steady.group(2)) == pytest.approx(float(makespan.group(1)), abs=2e-3)
 
 
 def test_set_changes_the_board_for_one_run_and_says_so(capsys):

@@ -360,3 +360,19 @@ def test_study_error_is_a_simnuma_error():
     with pytest.raises(StudyError):
         load_study("no-such-study")
     assert issubclass(StudyError, SimnumaError)
+
+
+def test_a_broken_case_hides_only_the_references_to_itself(tmp_path, capsys):
+    """A claim naming the case a broken entry of 'cases' meant is not reported twice; one naming a case the
+    study never lists is reported beside it."""
+    head = "name: a\nboard: dual\ncases: [0.0.r.0, 0.0.r.5]\nclaims:\n  - slower: {}\n    than: 0.0.r.0\n" \
+           "    says: x\n    phenomenon: 1\n"
+    path = write(tmp_path, head.format("0.0.r.5"))
+    assert main(["reproduce", str(path), "-o", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "cases[1]: '0.0.r.5'" in err[0], err
+    path = write(tmp_path, head.format("0.0.r.1"))
+    assert main(["reproduce", str(path), "-o", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2, err
+    assert err[0].startswith(f"{path}:3: cases[1]: '0.0.r.5'") and "no case '0.0.r.1' on board 'dual'" in err[1], err

@@ -36,6 +36,7 @@ from ..case import Case
 from ..model.system import DEFAULT_SIZE_BYTES
 from ..topology import load_topology
 from ..units import LINE_BYTES
+from ..report import heading, role_tag
 from ..workload import Workload
 from .flows import board_cache, thread_class
 from .memory import idle_closures
@@ -116,12 +117,11 @@ def case_analysis(topology, case: Case, size_bytes: int = DEFAULT_SIZE_BYTES) ->
 
 def render_analysis(data: dict) -> str:
     """The text ``simnuma run --analytic`` prints."""
-    lines = [f"simnuma {data['version']}  board {data['topology']}  analytic (approximate MVA, docs/analytic.md)  "
-             f"array {data['size_bytes'] / 2**20:g} MiB per thread", ""]
+    lines = heading(data, "analytic (approximate MVA, docs/analytic.md)") + [""]
     width = max(len(t["spec"]) for t in data["threads"])
     lines.append(f"{'thread':<{width}}  role  time (ms)  GB/s    latency ns")
     for t in data["threads"]:
-        lines.append(f"{t['spec']:<{width}}  {t['role'][:2]:<4}  {t['time_ns'] / 1e6:9.3f}  {t['bandwidth_GBps']:6.3f}"
+        lines.append(f"{t['spec']:<{width}}  {role_tag(t['role']):<4}  {t['time_ns'] / 1e6:9.3f}  {t['bandwidth_GBps']:6.3f}"
                      f"  {t['latency_ns']['mean']:10.1f}")
     busy = sorted(data["links"], key=lambda r: -r["utilization"])[:4]
     lines += ["", "busiest links: " + ", ".join(f"{r['src']}->{r['dst']} {100 * r['utilization']:.0f}%" for r in busy),

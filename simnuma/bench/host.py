@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import BenchError, SpecError
+from ..tables import count
 from ..workload import OPS, ThreadSpec, parse_spec
 
 __all__ = [
@@ -412,10 +413,6 @@ def format_bytes(nbytes: int) -> str:
     return f"{value:.1f} {units[unit]}"
 
 
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}{'' if number == 1 else 's'}"
-
-
 def _node_list(host: Host, keep=lambda n: True) -> str:
     return ", ".join(str(n.id) for n in host.nodes if keep(n))
 
@@ -461,7 +458,7 @@ def resolve_threads(host: Host, threads, background=(), size_bytes: int | None =
     if not any(role == "foreground" for _, role in roles):
         raise SpecError("no foreground thread given; e.g. 0.0.r.0")
     if len(roles) > host.cpu_count:
-        raise SpecError(f"{_count(len(roles), 'thread')} but this host has only {_count(host.cpu_count, 'CPU')}")
+        raise SpecError(f"{count(len(roles), 'thread')} but this host has only {count(host.cpu_count, 'CPU')}")
     placed: list[ResolvedThread] = []
     used: dict[int, str] = {}   # CPU -> the thread on it
     for spec, role in roles:

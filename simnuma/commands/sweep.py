@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..tables import count
 from .reproduce import _jobs, _positive_int as _positive
 
 
@@ -82,10 +83,10 @@ def cmd_sweep(args) -> int:
             client.close()
     best = ranked(run.configurations, sweep.rank)[:3]
     info = run.info
-    print(f"{sweep.name}: {info['configurations']} configurations, {info['points']} cases, {info['simulations']}"
-          f" simulations ({info['cached']} from the cache) in {info['wall_s']:.0f} s"
-          + (f"; {info['analytic_only']} configurations solved by the analytic model only" if info.get("analytic_only")
-             else ""))
+    print(f"{sweep.name}: {count(info['configurations'], 'configuration')}, {count(info['points'], 'case')},"
+          f" {count(info['simulations'], 'simulation')} ({info['cached']} from the cache) in {info['wall_s']:.0f} s"
+          + (f"; {count(info['analytic_only'], 'configuration')} solved by the analytic model only"
+             if info.get("analytic_only") else ""))
     metric = sweep.rank[0]
     for k, row in enumerate(best, 1):
         value = row.get(metric)

@@ -6,6 +6,7 @@ import sys
 
 from ..errors import TopologyError
 from ..topology import format_link_bandwidth, load_topology
+from ..tables import count
 from ..topology.channels import cycle_warning
 from ..units import format_time
 
@@ -39,13 +40,9 @@ def render_text(topo) -> str:
 
 def _header(topo) -> str:
     title = f"board {topo.name}" + (f": {topo.description}" if topo.description else "")
-    return (f"{title}\nsource {topo.source}; {_count(len(topo.nodes), 'node')}, "
-            f"{_count(len(topo.links), 'link')}; "
+    return (f"{title}\nsource {topo.source}; {count(len(topo.nodes), 'node')}, "
+            f"{count(len(topo.links), 'link')}; "
             f"coherence {topo.coherence}; routing {topo.routing}")
-
-
-def _count(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def _nodes_text(topo) -> str:
@@ -148,7 +145,7 @@ def cmd_check(args) -> int:
             for problem in exc.problems:
                 print(problem, file=sys.stderr)
             continue
-        print(f"{path}: ok ({topo.name}: {len(topo.nodes)} nodes, {len(topo.links)} links)")
+        print(f"{path}: ok ({topo.name}: {count(len(topo.nodes), 'node')}, {count(len(topo.links), 'link')})")
         warning = cycle_warning(topo)
         if warning:
             print(f"{path}: {warning}")

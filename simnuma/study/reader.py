@@ -79,6 +79,18 @@ class _Invalid(Exception):
     """Raised inside the reader after a problem was recorded, to skip the rest of an entry."""
 
 
+def _case_text(entry) -> str | None:
+    """The case a one-case entry of 'cases' (``CASE`` or ``LABEL: CASE``) means, in canonical form; None for a
+    mapping, or text that does not parse as a case."""
+    if not isinstance(entry, str):
+        return None
+    m = _BOARD_PREFIX.match(entry)
+    try:
+        return parse_case(m.group(2) if m else entry).text
+    except SpecError:
+        return None
+
+
 class _StudyReader:
     """Reads one study document, recording every problem with its line."""
 
@@ -86,7 +98,10 @@ class _StudyReader:
         self.src = src
         self.folder = folder
         self.problems = list(src.problems)
-        self.bad_cases = False    # an entry of 'cases' was reported: a reference to a case it meant follows from it
+        # entries of 'cases' that were reported: a reference to a case one of them meant follows from it.
+        # The case texts they meant, where an entry is one case text; None once any other kind of entry was.
+        self.bad_cases = False
+        self.bad_case_texts: set[str] | None = set()
 
     # -- problems
     def err(self, path, message):
@@ -261,6 +276,11 @@ class _StudyReader:
                         out.append(case)
             except _Invalid:
                 self.bad_cases = True
+                meant = _case_text(entry)
+                if meant is None or self.bad_case_texts is None:
+                    self.bad_case_texts = None
+                else:
+                    self.bad_case_texts.add(meant)
                 continue
         return out
 
@@ -387,12 +407,13 @@ class _StudyReader:
             self.fail(path, str(exc))
         key = (label, canonical)
         if key not in cases_by_key:
-            self.missing_case(path, f"no case {canonical!r} on board {label!r} in this study's cases")
+            self.missing_case(path, f"no case {canonical!r} on board {label!r} in this study's cases", canonical)
         return key
 
-    def missing_case(self, path, message) -> NoReturn:
-        """Stop at a reference to a case the study lacks: reported, unless a broken entry of 'cases' was."""
-        if self.bad_cases:
+    def missing_case(self, path, message, canonical: str | None = None) -> NoReturn:
+        """Stop at a reference to a case the study lacks: reported, unless it may be what a broken entry of
+        'cases' (reported already) meant."""
+        if self.bad_cases and (self.bad_case_texts is None or canonical is None or canonical in self.bad_case_texts):
             raise _Invalid()
         self.fail(path, message)
 
@@ -484,7 +505,8 @@ class _StudyReader:
                 keys = tuple((label, parse_case(value).text) for label in boards)
                 keys = tuple(k for k in keys if k in by_key)
                 if not keys:
-                    self.missing_case(("board_figure",), f"no case {value!r} in this study's cases")
+                    self.missing_case(("board_figure",), f"no case {value!r} in this study's cases",
+                                      parse_case(value).text)
                 return keys
             return (self.ref(("board_figure",), value, by_key, boards),)
         except (_Invalid, SpecError) as exc:
