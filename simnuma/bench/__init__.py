@@ -2,7 +2,8 @@
 
 - :mod:`.build` compiles ``stride.c`` on first use into a per-user cache;
 - :mod:`.host` reads the machine's nodes, CPUs, memory and caches from sysfs
-  and places thread specs on it;
+  and places thread specs on it (:mod:`.cpulists`: CPU lists, and the CPUs and
+  memory nodes this process may use);
 - :mod:`.run` runs the benchmark (:func:`run_bench`);
 - :mod:`.plan` plans the standard cases for a host (:func:`suite_plan`), :mod:`.suite`
   runs them in rounds (:func:`run_suite`), :mod:`.merge` merges each case's rounds into one

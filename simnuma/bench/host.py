@@ -17,7 +17,10 @@ Everything comes from files, so a fixture tree can stand in for ``/sys``:
 - hardware threads sharing a core: ``ROOT/devices/system/cpu/cpuX/topology/
   thread_siblings_list``, where readable;
 - transparent huge pages (the mode and the huge page size) and the cpufreq
-  governor, where readable.
+  governor, where readable;
+- on the real ``/sys`` only, the CPUs this process may run on (its affinity:
+  a cpuset, ``taskset``, ``numactl`` or a batch scheduler restricts it) and the
+  memory nodes its cpuset allows (``Mems_allowed_list`` of ``/proc/self/status``).
 
 :func:`resolve_threads` applies the same rules, with the same messages, as the
 native benchmark (``stride.c``), so bad requests fail before anything runs.
@@ -33,6 +36,7 @@ from pathlib import Path
 from ..errors import BenchError, SpecError
 from ..tables import count
 from ..workload import OPS, ThreadSpec, parse_spec
+from .cpulists import allowed_cpus, allowed_mems, format_cpulist, parse_cpulist
 
 __all__ = [
     "HostNode",
@@ -45,6 +49,7 @@ __all__ = [
     "array_count",
     "default_size_bytes",
     "format_bytes",
+    "format_cpulist",
     "MIN_DEFAULT_BYTES",
 ]
 
@@ -110,6 +115,8 @@ class Host:
     huge_page_bytes: int | None = None  # transparent huge page size (hpage_pmd_size), None when unknown
     thread_siblings: tuple = ()         # groups of CPUs that are hardware threads of one core (where sysfs says)
     hmat: tuple = ()                    # HmatEntry per memory node whose HMAT access class 0 sysfs exposes
+    allowed_cpus: frozenset | None = None   # CPUs this process may run on (None: not known, not checked)
+    allowed_mems: frozenset | None = None   # memory nodes its cpuset allows (None: not known, not checked)
 
     @property
     def node_ids(self) -> tuple:
@@ -178,24 +185,6 @@ def _read(path: Path) -> str | None:
         return path.read_text(encoding="utf-8", errors="replace").rstrip()
     except OSError:
         return None
-
-
-def parse_cpulist(text: str) -> tuple:
-    """``"0-3,8,10-11"`` -> (0, 1, 2, 3, 8, 10, 11); ValueError when malformed."""
-    cpus: list[int] = []
-    for part in text.replace(" ", ",").split(","):
-        part = part.strip()
-        if not part:
-            continue
-        m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
-        if not m:
-            raise ValueError(f"malformed cpulist entry {part!r}")
-        first = int(m.group(1))
-        last = int(m.group(2)) if m.group(2) is not None else first
-        if last < first:
-            raise ValueError(f"malformed cpulist range {part!r}")
-        cpus.extend(range(first, last + 1))
-    return tuple(cpus)
 
 
 def _meminfo_bytes(text: str | None, key: str) -> int | None:
@@ -365,6 +354,7 @@ def discover_host(sysfs_root="/sys") -> Host:
             governor = _read(root / f"devices/system/cpu/cpu{n.cpus[0]}/cpufreq/scaling_governor") or None
             break
     cpuinfo = _cpuinfo()
+    real = str(sysfs_root) == "/sys"   # a fixture tree's CPUs and nodes need not be this kernel's
     return Host(
         sysfs_root=str(sysfs_root),
         nodes=tuple(nodes),
@@ -380,6 +370,8 @@ def discover_host(sysfs_root="/sys") -> Host:
         huge_page_bytes=_huge_page_bytes(root),
         thread_siblings=_thread_siblings(root, nodes),
         hmat=hmat,
+        allowed_cpus=allowed_cpus() if real else None,
+        allowed_mems=allowed_mems() if real else None,
     )
 
 
@@ -429,13 +421,23 @@ def _place(host: Host, spec: ThreadSpec) -> int:
     if spec.core >= len(node.cpus):
         raise SpecError(f"'{label}': node {spec.node} has {len(node.cpus)} CPUs (cores 0..{len(node.cpus) - 1}),"
                         f" no core {spec.core}")
+    cpu = node.cpus[spec.core]
+    if host.allowed_cpus is not None and cpu not in host.allowed_cpus:
+        cores = format_cpulist(c for c, n in enumerate(node.cpus) if n in host.allowed_cpus)
+        raise SpecError(f"'{label}': CPU {cpu} (node {spec.node} core {spec.core}) is not allowed to this process"
+                        f" (allowed CPUs: {format_cpulist(host.allowed_cpus)}; a cpuset or CPU affinity restricts"
+                        f" it); " + (f"allowed cores of this node: {cores}" if cores != "none"
+                                     else "no core of this node is allowed"))
     memory = host.node(spec.mem_node)
     if memory is None:
         raise SpecError(f"'{label}': no memory node {spec.mem_node} on this host (nodes {_node_list(host)})")
     if not memory.has_memory:
         raise SpecError(f"'{label}': node {spec.mem_node} has no memory; nodes with memory: "
                         f"{_node_list(host, lambda n: n.has_memory)}")
-    return node.cpus[spec.core]
+    if host.allowed_mems is not None and spec.mem_node not in host.allowed_mems:
+        raise SpecError(f"'{label}': node {spec.mem_node} is not among the memory nodes this process may use"
+                        f" (Mems_allowed: {format_cpulist(host.allowed_mems)}; a cpuset restricts it)")
+    return cpu
 
 
 def _check_memory(host: Host, specs: list, size_bytes: int) -> None:

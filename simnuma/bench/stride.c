@@ -74,6 +74,9 @@
 #ifndef MPOL_F_ADDR
 #define MPOL_F_ADDR (1 << 1)
 #endif
+#ifndef MPOL_F_MEMS_ALLOWED
+#define MPOL_F_MEMS_ALLOWED (1 << 2)
+#endif
 
 /* ------------------------------------------------------------------ errors */
 
@@ -433,6 +436,10 @@ typedef struct {
     int ncpus;
     long page_bytes;
     int numa_visible; /* 0 when the kernel shows no node directories */
+    cpu_set_t *allowed_cpus;      /* sched_getaffinity of the process; NULL when unknown */
+    size_t allowed_size;          /* bytes of allowed_cpus */
+    unsigned long mems_allowed[NODEMASK_BITS / (8 * sizeof(unsigned long))]; /* the cpuset's memory nodes */
+    int mems_known;               /* 0 when get_mempolicy(MPOL_F_MEMS_ALLOWED) failed */
 } host_info;
 
 /* Parse a cpulist ("0-3,8,10-11"); returns the count or -1 when malformed. */
@@ -705,6 +712,104 @@ static void read_kernel_settings(host_info *host)
     }
 }
 
+/*
+ * The CPUs this process may run on (its affinity: a cpuset, taskset, numactl
+ * or a batch scheduler restricts it) and the memory nodes its cpuset allows
+ * (Cpus_allowed and Mems_allowed of /proc/self/status).  The mask grows until
+ * it holds every CPU id the kernel has, so hosts above 1024 CPUs work.
+ */
+static void read_allowed(host_info *host)
+{
+    host->allowed_cpus = NULL;
+    host->allowed_size = 0;
+    for (size_t ncpus = 1024; ncpus <= (1u << 22); ncpus *= 2) {
+        cpu_set_t *set = CPU_ALLOC(ncpus);
+        size_t size = CPU_ALLOC_SIZE(ncpus);
+        if (!set)
+            die_system("out of memory reading the CPU affinity");
+        CPU_ZERO_S(size, set);
+        if (sched_getaffinity(0, size, set) == 0) {
+            host->allowed_cpus = set;
+            host->allowed_size = size;
+            break;
+        }
+        int error = errno;
+        CPU_FREE(set);
+        if (error != EINVAL)
+            break;
+    }
+    memset(host->mems_allowed, 0, sizeof host->mems_allowed);
+    host->mems_known = syscall(SYS_get_mempolicy, NULL, host->mems_allowed, (unsigned long)NODEMASK_BITS, NULL,
+                               (unsigned long)MPOL_F_MEMS_ALLOWED) == 0;
+}
+
+static int cpu_allowed(const host_info *host, int cpu)
+{
+    if (!host->allowed_cpus)
+        return 1;
+    return cpu >= 0 && CPU_ISSET_S((size_t)cpu, host->allowed_size, host->allowed_cpus);
+}
+
+static int mem_allowed(const host_info *host, int node)
+{
+    const size_t bits = 8 * sizeof(unsigned long);
+    if (!host->mems_known)
+        return 1;
+    if (node < 0 || node > NODEMASK_BITS - 2)
+        return 0;
+    return (host->mems_allowed[(size_t)node / bits] >> ((size_t)node % bits)) & 1UL;
+}
+
+/* Append "a-b" or "a" for a run of ids to out. */
+static void append_range(char *out, size_t size, int first, int last)
+{
+    size_t used = strlen(out);
+    if (used + 1 >= size)
+        return;
+    if (first == last)
+        snprintf(out + used, size - used, "%s%d", used ? "," : "", first);
+    else
+        snprintf(out + used, size - used, "%s%d-%d", used ? "," : "", first, last);
+}
+
+/* The allowed CPUs as a cpulist ("0-3,8"), "none" when empty. */
+static const char *allowed_cpu_list(const host_info *host, char *out, size_t size)
+{
+    out[0] = '\0';
+    int ncpus = (int)(host->allowed_size * 8), first = -1;
+    for (int cpu = 0; cpu <= ncpus; cpu++) {
+        int in = cpu < ncpus && CPU_ISSET_S((size_t)cpu, host->allowed_size, host->allowed_cpus);
+        if (in && first < 0)
+            first = cpu;
+        if (!in && first >= 0) {
+            append_range(out, size, first, cpu - 1);
+            first = -1;
+        }
+    }
+    if (!out[0])
+        snprintf(out, size, "none");
+    return out;
+}
+
+/* The allowed memory nodes as a list ("0-1,3"). */
+static const char *allowed_mem_list(const host_info *host, char *out, size_t size)
+{
+    out[0] = '\0';
+    int first = -1;
+    for (int node = 0; node <= NODEMASK_BITS - 1; node++) {
+        int in = node < NODEMASK_BITS - 1 && mem_allowed(host, node);
+        if (in && first < 0)
+            first = node;
+        if (!in && first >= 0) {
+            append_range(out, size, first, node - 1);
+            first = -1;
+        }
+    }
+    if (!out[0])
+        snprintf(out, size, "none");
+    return out;
+}
+
 static void discover_host(host_info *host, const char *sysfs_root)
 {
     memset(host, 0, sizeof *host);
@@ -737,6 +842,7 @@ static void discover_host(host_info *host, const char *sysfs_root)
     host->page_bytes = sysconf(_SC_PAGESIZE);
     if (host->page_bytes <= 0)
         host->page_bytes = 4096;
+    read_allowed(host);
 }
 
 static void release_host(host_info *host)
@@ -745,6 +851,8 @@ static void release_host(host_info *host)
         free(host->nodes[i].cpus);
     free(host->nodes);
     free(host->distances);
+    if (host->allowed_cpus)
+        CPU_FREE(host->allowed_cpus);
 }
 
 static int node_index(const host_info *host, int id)
@@ -844,10 +952,32 @@ static void parse_spec(const char *text, int background, thread_spec *spec)
     snprintf(spec->label, sizeof spec->label, "%s", raw);
 }
 
-/* Check every thread can be placed; fill in its CPU.  Dies with one line otherwise. */
-static void resolve_specs(const host_info *host, thread_spec *specs, int count)
+/* The cores (indices in the node's cpulist) of a node that the process may use, as "0-3,8", or "". */
+static const char *allowed_cores(const host_info *host, const node_info *node, char *out, size_t size)
 {
-    char list[512];
+    out[0] = '\0';
+    int first = -1;
+    for (int c = 0; c <= node->ncpus; c++) {
+        int in = c < node->ncpus && cpu_allowed(host, node->cpus[c]);
+        if (in && first < 0)
+            first = c;
+        if (!in && first >= 0) {
+            append_range(out, size, first, c - 1);
+            first = -1;
+        }
+    }
+    return out;
+}
+
+/*
+ * Check every thread can be placed; fill in its CPU.  Dies with one line otherwise.
+ * check_cpus: refuse CPUs outside the process's affinity (the CPUs of the sysfs
+ * tree are this kernel's); check_mems: refuse memory nodes outside Mems_allowed
+ * (the nodes of the sysfs tree are this kernel's).
+ */
+static void resolve_specs(const host_info *host, thread_spec *specs, int count, int check_cpus, int check_mems)
+{
+    char list[512], allowed[256], cores[256];
     if (count > host->ncpus)
         die_user("%d thread%s but this host has only %d CPU%s", count, count == 1 ? "" : "s", host->ncpus,
                  host->ncpus == 1 ? "" : "s");
@@ -865,6 +995,13 @@ static void resolve_specs(const host_info *host, thread_spec *specs, int count)
             die_user("'%s': node %d has %d CPUs (cores 0..%d), no core %d", s->label, s->node, node->ncpus,
                      node->ncpus - 1, s->core);
         s->cpu = node->cpus[s->core];
+        if (check_cpus && !cpu_allowed(host, s->cpu)) {
+            allowed_cores(host, node, cores, sizeof cores);
+            die_user("'%s': CPU %d (node %d core %d) is not allowed to this process (allowed CPUs: %s; a cpuset or"
+                     " CPU affinity restricts it); %s%s", s->label, s->cpu, s->node, s->core,
+                     allowed_cpu_list(host, allowed, sizeof allowed),
+                     cores[0] ? "allowed cores of this node: " : "no core of this node is allowed", cores);
+        }
         int mem_index = node_index(host, s->mem_node);
         if (mem_index < 0)
             die_user("'%s': no memory node %d on this host (nodes %s)", s->label, s->mem_node,
@@ -872,6 +1009,9 @@ static void resolve_specs(const host_info *host, thread_spec *specs, int count)
         if (host->nodes[mem_index].memory_total_bytes == 0)
             die_user("'%s': node %d has no memory; nodes with memory: %s", s->label, s->mem_node,
                      node_list(host, NODES_WITH_MEMORY, list, sizeof list));
+        if (check_mems && !mem_allowed(host, s->mem_node))
+            die_user("'%s': node %d is not among the memory nodes this process may use (Mems_allowed: %s; a cpuset"
+                     " restricts it)", s->label, s->mem_node, allowed_mem_list(host, allowed, sizeof allowed));
         for (int j = 0; j < i; j++)
             if (specs[j].cpu == s->cpu)
                 die_user("'%s': CPU %d (node %d core %d) already runs '%s'; one thread per core", s->label,
@@ -1305,12 +1445,15 @@ static int touch_arrays(worker *w)
     int touch_cpu = w->spec.cpu;
     if (strcmp(w->placement.bind_method, "first-touch") == 0 && w->spec.mem_node != w->spec.node) {
         const node_info *mem = &w->host->nodes[node_index(w->host, w->spec.mem_node)];
-        if (mem->ncpus == 0) {
-            worker_error(w, "'%s': mbind is not permitted and node %d has no CPU to place its memory by first touch",
-                         w->spec.label, w->spec.mem_node);
+        touch_cpu = -1;
+        for (int c = 0; c < mem->ncpus && touch_cpu < 0; c++)
+            if (cpu_allowed(w->host, mem->cpus[c]))
+                touch_cpu = mem->cpus[c];
+        if (touch_cpu < 0) {
+            worker_error(w, "'%s': mbind is not permitted and node %d has no CPU %sto place its memory by first touch",
+                         w->spec.label, w->spec.mem_node, mem->ncpus ? "this process may use " : "");
             return -1;
         }
-        touch_cpu = mem->cpus[0];
     }
     int error = touch_cpu != w->spec.cpu ? pin_to_cpu(touch_cpu) : 0;
     if (error) {
@@ -2200,7 +2343,10 @@ int main(int argc, char **argv)
     host_info host;
     discover_host(&host, options.sysfs_root);
     settle_size(&options, &host);
-    resolve_specs(&host, specs, count);
+    /* A fake sysfs tree (--sysfs) names this kernel's CPUs when threads run on them, but its nodes need not be
+       this kernel's: the memory nodes are checked against Mems_allowed only with the real /sys. */
+    int real_sysfs = strcmp(options.sysfs_root, "/sys") == 0;
+    resolve_specs(&host, specs, count, real_sysfs || !options.resolve_only, real_sysfs);
     check_free_memory(&host, specs, count, options.size_bytes);
     if (options.resolve_only) {
         report_resolution(&host, specs, count, &options);
