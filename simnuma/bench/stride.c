@@ -1249,6 +1249,8 @@ typedef struct {
     double *cpu_share;    /* per repetition: CPU seconds / wall seconds of the walk */
     void *chase_position;
     volatile uint64_t sink; /* keeps every loaded value alive */
+    int strayed_cpu;      /* a CPU sched_getcpu found the thread on instead of its own (-1: never) */
+    int strayed_rep;      /* the repetition it was found there */
     char error[512];
 } worker;
 
@@ -1548,6 +1550,12 @@ static void prepare_worker(worker *w)
                      w->spec.node, w->spec.core, strerror(error));
         return;
     }
+    int seen = sched_getcpu();
+    if (seen >= 0 && seen != w->spec.cpu) {
+        worker_error(w, "'%s': pinned to CPU %d (node %d core %d) but running on CPU %d", w->spec.label, w->spec.cpu,
+                     w->spec.node, w->spec.core, seen);
+        return;
+    }
     if (map_arrays(w) || bind_arrays(w) || touch_arrays(w) || verify_arrays(w))
         return;
     w->huge_bytes = measure_huge_bytes(w);
@@ -1641,6 +1649,7 @@ static void run_repetition(worker *w, int rep)
     double bytes_done = 0.0;
     if (w->spec.op == 'l')
         w->chase_position = w->arrays[0];
+    const int cpu_before = sched_getcpu();
     const double start = now_seconds();
     const double cpu_start = thread_cpu_seconds();
     for (;;) {
@@ -1661,6 +1670,12 @@ static void run_repetition(worker *w, int rep)
     }
     const double finish = now_seconds();
     const double cpu_used = thread_cpu_seconds() - cpu_start;
+    const int cpu_after = sched_getcpu();
+    if (w->strayed_cpu < 0 && ((cpu_before >= 0 && cpu_before != w->spec.cpu) ||
+                               (cpu_after >= 0 && cpu_after != w->spec.cpu))) {
+        w->strayed_cpu = cpu_before >= 0 && cpu_before != w->spec.cpu ? cpu_before : cpu_after;
+        w->strayed_rep = rep;
+    }
     w->sink += (uint64_t)(uintptr_t)w->chase_position;
     w->cpu_share[rep] = finish > start ? cpu_used / (finish - start) : 1.0;
     w->started[rep] = start;
@@ -1701,6 +1716,7 @@ static void init_worker(worker *w, const thread_spec *spec, int index, const hos
     w->array_bytes = (size_t)options->size_bytes;
     w->lines = w->array_bytes / LINE_BYTES;
     w->huge_bytes = -1;
+    w->strayed_cpu = -1;
     w->seconds = xcalloc((size_t)options->reps, sizeof(double));
     w->bytes = xcalloc((size_t)options->reps, sizeof(double));
     w->started = xcalloc((size_t)options->reps, sizeof(double));
@@ -1753,6 +1769,11 @@ static void run_workers(worker *workers, int count, const run_options *options)
     pthread_barrier_destroy(&phase_barrier);
     if (failure)
         die_user("%s", failure);
+    for (int i = 0; i < count; i++)
+        if (workers[i].strayed_cpu >= 0)
+            die_user("'%s': ran on CPU %d in repetition %d, not on its CPU %d: its CPU affinity was changed while it"
+                     " ran (a cpuset update?), so the timings are not of the requested placement", workers[i].spec.label,
+                     workers[i].strayed_cpu, workers[i].strayed_rep + 1, workers[i].spec.cpu);
     for (int i = 0; i < count; i++)
         if (workers[i].error[0])
             die_system("%s", workers[i].error);

@@ -12,6 +12,7 @@ import dataclasses
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 from benchutil import REPO, assert_one_line_failure, fake_one_node_view, needs_cpus, stride_json, sysfs
@@ -94,3 +95,26 @@ def test_cli_refuses_a_cpu_outside_the_affinity_in_one_line():
     done = subprocess.run([sys.executable, "-m", "simnuma", "bench", "run", "0.1.r.0", "--size", SMALL, "--reps", "1"],
                           capture_output=True, text=True, env=env, cwd=REPO, timeout=300, preexec_fn=_only_cpu0)
     assert_one_line_failure(done, "'0.1.r.0': CPU 1 (node 0 core 1) is not allowed to this process")
+
+
+@needs_cpus(0, 1)
+def test_native_refuses_timings_taken_after_the_thread_was_moved(stride):
+    """A thread whose affinity is changed while it runs (a cpuset update) ran elsewhere: refused, not reported."""
+    proc = subprocess.Popen([str(stride), "--size", SMALL, "--reps", "6", "0.0.r.0@0.02GB/s"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.3)                      # prepared and timing: a repetition takes 0.2 s at 0.02 GB/s
+    deadline = time.monotonic() + 0.6
+    while time.monotonic() < deadline and proc.poll() is None:
+        for task in os.listdir(f"/proc/{proc.pid}/task"):
+            try:
+                os.sched_setaffinity(int(task), {1})
+            except OSError:
+                pass
+        time.sleep(0.05)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 2 and out == "", (out[-500:], err)
+    assert len(err.splitlines()) == 1, err
+    # normally found at the end of a repetition; on a slow machine the move can land right after the pinning
+    assert ("'0.0.r.0@0.02GB/s': ran on CPU 1 in repetition" in err
+            and "not on its CPU 0: its CPU affinity was changed while it ran" in err
+            or "'0.0.r.0@0.02GB/s': pinned to CPU 0 (node 0 core 0) but running on CPU 1" in err), err
