@@ -5,6 +5,7 @@ A study is a YAML file (bundled ones live in ``experiments/``, see
 
 * :mod:`.notation`: the study language's names (the case notation itself is :mod:`simnuma.case`);
 * :mod:`.records`: what a validated study holds (boards, cases placed on them, claims);
+* :mod:`.finding`: a study file by path, or a bundled study by name;
 * :mod:`.reader`: reading and validating a study file, errors as ``file:line: key.path: message``;
 * :mod:`.claims`: the claim kinds, how each is read and checked;
 * :mod:`.runner`: the jobs of several studies, simulated once each by :class:`simnuma.runner.Runner`;
@@ -15,7 +16,8 @@ from ..errors import StudyError
 from .claims import CLAIM_KINDS, CaseMetrics, ClaimOutcome, evaluate_claim, metrics_from_result
 from .notation import (ALL_GROUP, DEFAULT_SIZE_BYTES, LOADS_GBps, MATRIX_GROUP, METRIC_UNITS, METRICS, NOISE_PERCENT,
                        PLOT_KINDS, STUDY_FORMAT, SUBSCRIPTIONS)
-from .reader import bundled_studies, load_study, parse_study
+from .finding import bundled_studies
+from .reader import load_study, parse_study
 from .records import Board, Claim, Operand, Study, StudyCase, board_hash, parameters_from
 from .runner import StudyResult, case_label, collect, plan_jobs, run_info, run_studies
 

@@ -7,15 +7,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import NoReturn
 
-from .. import bundled
 from ..case import SUBSCRIPTIONS, _parse_load, parse_case
-from ..errors import SimnumaError, SpecError, StudyError, closest, shown
+from ..errors import SimnumaError, SpecError, StudyError, closest
 from ..topology.loading import load_topology_near
 from ..units import UnitError, parse_array_bytes
 from ..workload import MODEL_OPS, Workload
-from ..fileio import UnreadableInput, path_kind, read_input
 from ..yamlsrc import document_kind, load_yaml
 from .claims import CLAIM_KINDS, _ClaimContext
+from .finding import study_text
 from .notation import (
     _BOARD_PREFIX,
     _NAME,
@@ -28,37 +27,10 @@ from .notation import (
 )
 from .records import Board, Claim, Operand, Study, StudyCase, parameters_from
 
-# ---------------------------------------------------------------- finding studies
-
-def bundled_studies() -> list:
-    """Names of the bundled studies, in the order ``simnuma reproduce`` runs them."""
-    return bundled.names("studies")
-
-
-def _study_text(name_or_path: str) -> tuple:
-    """``(text, shown name, folder for relative board paths)`` of a study by path or bundled name."""
-    text = str(name_or_path)
-    path = Path(text)
-    if path.suffix in (".yaml", ".yml") or "/" in text or path_kind(text) == "file":
-        try:
-            return read_input(path), shown(text), path.resolve().parent
-        except UnreadableInput as exc:
-            reason = str(exc)
-            raise StudyError(f"{shown(text)}: {reason}" if reason.startswith("not ") else
-                             f"{shown(text)}: cannot read study file: {reason}") from None
-    names = bundled_studies()
-    if text in names:
-        found = bundled.read("studies", text)
-        return found[0], found[1], None
-    near = closest(text, names)
-    hint = f" (did you mean {near!r}?)" if near else ""
-    raise StudyError(f"unknown study {text!r}{hint}; bundled studies: {', '.join(names) or 'none'}")
-
-
 def load_study(name_or_path) -> Study:
     """Load and validate a study by bundled name or by path."""
-    text, shown, folder = _study_text(name_or_path)
-    return parse_study(text, shown, folder)
+    text, name, folder = study_text(name_or_path)
+    return parse_study(text, name, folder)
 
 
 def parse_study(text: str, file: str = "<string>", folder=None) -> Study:
@@ -98,10 +70,9 @@ class _StudyReader:
         self.src = src
         self.folder = folder
         self.problems = list(src.problems)
-        # entries of 'cases' that were reported: a reference to a case one of them meant follows from it.
-        # The case texts they meant, where an entry is one case text; None once any other kind of entry was.
-        self.bad_cases = False
-        self.bad_case_texts: set[str] | None = set()
+        # the cases broken entries of 'cases' meant (reported already: a reference to one follows from it);
+        # None once an entry that is not one case text was broken
+        self.bad_cases: set[str] | None = set()
 
     # -- problems
     def err(self, path, message):
@@ -275,12 +246,8 @@ class _StudyReader:
                         seen[case.key] = case
                         out.append(case)
             except _Invalid:
-                self.bad_cases = True
                 meant = _case_text(entry)
-                if meant is None or self.bad_case_texts is None:
-                    self.bad_case_texts = None
-                else:
-                    self.bad_case_texts.add(meant)
+                self.bad_cases = None if meant is None or self.bad_cases is None else self.bad_cases | {meant}
                 continue
         return out
 
@@ -411,9 +378,9 @@ class _StudyReader:
         return key
 
     def missing_case(self, path, message, canonical: str | None = None) -> NoReturn:
-        """Stop at a reference to a case the study lacks: reported, unless it may be what a broken entry of
-        'cases' (reported already) meant."""
-        if self.bad_cases and (self.bad_case_texts is None or canonical is None or canonical in self.bad_case_texts):
+        """Stop at a reference to a case (``canonical``; None: a group) the study lacks: reported, unless a
+        broken entry of 'cases' may have meant it."""
+        if self.bad_cases is None or (self.bad_cases if canonical is None else canonical in self.bad_cases):
             raise _Invalid()
         self.fail(path, message)
 
