@@ -57,7 +57,7 @@ from .host import DEFAULT_SIZE_ALIGN, MIN_DEFAULT_BYTES, Host, array_count, defa
 
 __all__ = ["PlannedCase", "planned", "SuitePlan", "suite_plan", "suite_cases", "INDEX_FORMAT", "BACKGROUND_RATES", "stream_counts",
            "paced_rates", "MIXES", "MOST_STREAM_COUNTS", "PACED_FRACTIONS", "ArraySize", "suite_array_size",
-           "MEMORY_SHARE", "MOST_ARRAY_BYTES"]
+           "MEMORY_SHARE", "MOST_ARRAY_BYTES", "second_core"]
 
 INDEX_FORMAT = "simnuma-bench-suite/1"
 BACKGROUND_RATES = ("0.5GB/s", "2GB/s")
@@ -183,15 +183,26 @@ def _singles(host: Host, plan: SuitePlan) -> None:
                               purpose="one thread alone: the reference for every other case"))
 
 
+def second_core(host: Host, node) -> int:
+    """The core (index in the node's CPU list) of a second thread beside one on core 0: the first that is not
+    a hardware thread of core 0's core (where sysfs says; SMT siblings are numbered next to each other on some
+    machines), else 1."""
+    siblings = set(host.siblings(node.cpus[0]))
+    return next((c for c in range(1, len(node.cpus)) if node.cpus[c] not in siblings), 1)
+
+
 def _same_node_pairs(plan: SuitePlan, a, b) -> None:
-    x = a.id
+    x, k = a.id, second_core(plan.host, a)
+    if a.cpus[k] in plan.host.siblings(a.cpus[0]):
+        plan.notes.append(f"every CPU of node {x} is a hardware thread of one core: the pairs on it share that"
+                          " core as well as the memory")
     pairs = [("r", "r"), ("w", "w"), ("r", "w")]
     for first, second in pairs:
-        plan.add(planned("same-node", (f"{x}.0.{first}.{x}", f"{x}.1.{second}.{x}"),
+        plan.add(planned("same-node", (f"{x}.0.{first}.{x}", f"{x}.{k}.{second}.{x}"),
                       purpose="two threads sharing one node's memory"))
     if b is not None:
         for op in ("w", "r"):
-            plan.add(planned("same-node", (f"{x}.0.{op}.{x}", f"{x}.1.{op}.{b.id}"),
+            plan.add(planned("same-node", (f"{x}.0.{op}.{x}", f"{x}.{k}.{op}.{b.id}"),
                           purpose="second thread sent one hop away instead of sharing local memory"))
 
 
@@ -223,8 +234,9 @@ def _loaded_writers(host: Host, plan: SuitePlan, home) -> None:
     x = home.id
     for readers in (1, 2, 3):
         writers = 2 if len(home.cpus) >= 2 and host.cpu_count >= 2 + readers else 1
-        threads = tuple(f"{x}.{c}.w.{x}" for c in range(writers))
-        slots = _background_cpus(host, home, {(x, c) for c in range(writers)})
+        cores = (0, second_core(host, home))[:writers]
+        threads = tuple(f"{x}.{c}.w.{x}" for c in cores)
+        slots = _background_cpus(host, home, {(x, c) for c in cores})
         for rate in BACKGROUND_RATES:
             if writers + readers > host.cpu_count:
                 plan.skipped.append({"case": f"{writers} writer(s) on node {x} + {readers} background reader(s)"

@@ -18,7 +18,7 @@ from .estimate import Probe, estimate_text, probe_host, suite_seconds
 from .host import Host, discover_host, format_bytes
 from .merge import merge_reports
 from .plan import (BACKGROUND_RATES, INDEX_FORMAT, MIXES, MOST_STREAM_COUNTS, PACED_FRACTIONS, PlannedCase, SuitePlan, _home_node,
-                   paced_rates, stream_counts, suite_array_size, suite_cases, suite_plan)
+                   paced_rates, second_core, stream_counts, suite_array_size, suite_cases, suite_plan)
 from .run import parse_count, parse_pages, parse_reps, parse_size, run_bench
 
 __all__ = ["PlannedCase", "SuitePlan", "suite_plan", "suite_cases", "run_suite", "parse_rounds", "INDEX_FORMAT",
@@ -48,9 +48,10 @@ def _headline(report: dict) -> dict:
 
 def observe_scaling(entries: dict, host: Host, op: str) -> dict | None:
     """Do two threads on the home node move more data than one? With the reasons when they do not."""
-    home = _home_node(host).id
+    node = _home_node(host)
+    home, k = node.id, second_core(host, node) if len(node.cpus) >= 2 else 1
     single = entries.get(f"{home}.0.{op}.{home}")
-    pair = entries.get(f"{home}.0.{op}.{home} {home}.1.{op}.{home}")
+    pair = entries.get(f"{home}.0.{op}.{home} {home}.{k}.{op}.{home}")
     if not single or not pair or "error" in single or "error" in pair:
         return None
     one = single["threads"][f"{home}.0.{op}.{home}"]["GBps_best"]

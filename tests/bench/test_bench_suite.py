@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 
 import pytest
 from benchutil import FIXTURE_NAMES, run_cli, sysfs
 
 from simnuma.bench.host import Host, HostNode, discover_host
-from simnuma.bench.suite import observe_scaling, run_suite, suite_cases
+from simnuma.bench.suite import observe_scaling, run_suite, suite_cases, suite_plan
 from simnuma.workload import parse_spec
 
 
@@ -149,3 +150,23 @@ def test_default_suite_within_six_minutes_and_its_estimate(stride, tmp_path):
     assert abs(estimate["measured_seconds"] - estimate["seconds"]) <= 0.3 * estimate["seconds"], estimate
     for observation in index["observations"]:
         assert observation["holds"] or observation["why_not"]
+
+
+def test_pairs_avoid_the_first_cores_other_hardware_thread():
+    """Where SMT siblings are numbered next to each other (CPUs 0 and 1 one core, 2 and 3 the next), the second
+    thread of a pair, the second loaded writer and the scaling observation take core 2: two threads on one core
+    would measure the sharing of the core, not of the memory."""
+    host = replace(one_node_host(8), thread_siblings=((0, 1), (2, 3), (4, 5), (6, 7)))
+    plan = suite_plan(host, SINGLE_GBps)
+    assert plan.groups["same-node"][:3] == ["0.0.r.0 0.2.r.0", "0.0.w.0 0.2.w.0", "0.0.r.0 0.2.w.0"]
+    loaded = [c for c in plan.cases if c.kind == "loaded"]
+    assert loaded and all(c.threads == ("0.0.w.0", "0.2.w.0") for c in loaded)
+    assert all(parse_spec(s).core not in (0, 2) for c in loaded for s in c.background)
+    assert not [n for n in plan.notes if "hardware thread of one core" in n]
+    entries = {"0.0.w.0": {"threads": {"0.0.w.0": {"GBps_best": 6.0}}, "warnings": []},
+               "0.0.w.0 0.2.w.0": {"foreground_total_GBps": 9.0, "warnings": []}}
+    assert observe_scaling(entries, host, "w")["holds"] is True
+    # a node of one core with two hardware threads: the pairs share it, and the plan says so
+    shared = suite_plan(replace(one_node_host(2), thread_siblings=((0, 1),)), SINGLE_GBps)
+    assert shared.groups["same-node"][0] == "0.0.r.0 0.1.r.0"
+    assert any("every CPU of node 0 is a hardware thread of one core" in n for n in shared.notes)
