@@ -1239,7 +1239,7 @@ typedef struct {
     size_t mapping_bytes;
     char *arrays[3];
     placement_result placement;
-    char advice[16];      /* madvise applied to the arrays: "hugepage" or "nohugepage" */
+    char advice[16];      /* madvise applied to the arrays: "hugepage", "nohugepage", or "none" (MADV_HUGEPAGE failed) */
     int advice_error;     /* errno of a failed madvise(MADV_HUGEPAGE), else 0 */
     long long huge_bytes; /* bytes of the arrays on huge pages before the first repetition; -1 unknown */
     double *seconds;      /* per repetition */
@@ -1285,9 +1285,13 @@ static int thp_available(const host_info *host)
 static void advise_pages(worker *w, char *array)
 {
     if (w->spec.huge && thp_available(w->host)) {
-        snprintf(w->advice, sizeof w->advice, "hugepage");
-        if (madvise(array, w->array_bytes, MADV_HUGEPAGE) != 0 && !w->advice_error)
-            w->advice_error = errno;
+        if (madvise(array, w->array_bytes, MADV_HUGEPAGE) != 0) {
+            if (!w->advice_error)
+                w->advice_error = errno;
+            snprintf(w->advice, sizeof w->advice, "none"); /* what the kernel's THP mode gives; a warning says why */
+        } else if (!w->advice_error) {
+            snprintf(w->advice, sizeof w->advice, "hugepage");
+        }
     } else {
         snprintf(w->advice, sizeof w->advice, "nohugepage");
         (void)madvise(array, w->array_bytes, MADV_NOHUGEPAGE); /* EINVAL without THP: base pages anyway */
@@ -2060,7 +2064,7 @@ static void json_pages(strbuf *sb, const worker *w)
               w->spec.huge ? "huge" : "base", w->advice);
     if (w->huge_bytes < 0) {
         sb_printf(sb, "null, \"huge_fraction\": null, \"page_bytes\": ");
-        if (strcmp(w->advice, "hugepage") == 0)
+        if (strcmp(w->advice, "nohugepage") != 0)   /* huge pages may have been given: the size is not known */
             sb_printf(sb, "null}");
         else
             sb_printf(sb, "%ld}", w->host->page_bytes);

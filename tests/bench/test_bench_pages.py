@@ -2,9 +2,13 @@
 from __future__ import annotations
 
 import copy
+import json
+import os
+import subprocess
 
 import pytest
 from benchutil import (
+    HELPERS,
     assert_one_line_failure,
     assert_one_line_refusal,
     call_cli,
@@ -161,3 +165,21 @@ def test_default_size_is_whole_huge_pages(stride, tmp_path):
     assert stride_json(stride, "--sysfs", root, "--resolve", "0.0.l.0")["size_bytes"] == 144 * MiB
     small = Host("/x", (HostNode(0, (0,), 1 << 30, 1 << 29),), None, (), 3 * MiB, None, None, "cpu", "Linux", True)
     assert default_size_bytes(small) == 64 * MiB
+
+
+@pytest.mark.skipif(not THP_OFFERED, reason="the kernel offers no transparent huge pages here")
+def test_a_failed_madvise_is_recorded_as_no_advice_with_the_reason(stride, compiler, tmp_path):
+    """madvise(MADV_HUGEPAGE) refused (a shim preloaded in front of libc): the report does not claim the
+    arrays were advised, and a warning gives the error."""
+    shim = tmp_path / "refuse_hugepage.so"
+    built = subprocess.run([*compiler, "-shared", "-fPIC", "-o", str(shim), str(HELPERS / "refuse_hugepage.c")],
+                           capture_output=True, text=True)
+    if built.returncode != 0:
+        pytest.skip(f"cannot build a preloadable shim here: {built.stderr.strip()}")
+    done = subprocess.run([str(stride), "--pages", "huge", "--size", "4MiB", "--reps", "1", "0.0.r.0"],
+                          capture_output=True, text=True, timeout=120, env={**os.environ, "LD_PRELOAD": str(shim)})
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    (thread,) = report["threads"]
+    assert thread["pages"]["requested"] == "huge" and thread["pages"]["advice"] == "none"
+    assert any("madvise(MADV_HUGEPAGE) failed (Operation not permitted)" in w for w in huge_warnings(report))
