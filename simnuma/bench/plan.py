@@ -51,8 +51,10 @@ from dataclasses import dataclass, field
 
 from ..case import SEPARATOR, Case, parse_case
 from ..errors import BenchError
+from ..tables import count
 from ..units import format_bandwidth
 from ..workload import parse_spec
+from .cpulists import format_cpulist
 from .host import DEFAULT_SIZE_ALIGN, MIN_DEFAULT_BYTES, Host, array_count, default_size_bytes, format_bytes
 
 __all__ = ["PlannedCase", "planned", "SuitePlan", "suite_plan", "suite_cases", "INDEX_FORMAT", "BACKGROUND_RATES", "stream_counts",
@@ -140,6 +142,10 @@ class SuitePlan:
         needed = len(case.threads) + len(case.background)
         if needed > self.host.cpu_count:
             return f"needs {needed} CPUs, the host has {self.host.cpu_count}"
+        barred = self._not_allowed(case)
+        if barred:
+            return (f"{count(len(barred), 'CPU')} it runs on ({format_cpulist(barred)}) not allowed to this process"
+                    " (a cpuset or CPU affinity restricts it)")
         if self.size_bytes is None:
             return ""
         arrays = arrays_by_node(case)
@@ -149,6 +155,20 @@ class SuitePlan:
                 return (f"its arrays need {format_bytes(need)} on node {node.id}, which has"
                         f" {format_bytes(node.memory_free_bytes)} free")
         return ""
+
+
+    def _not_allowed(self, case: PlannedCase) -> list:
+        """The CPUs the case's threads would run on that this process may not use (none when not known)."""
+        allowed = self.host.allowed_cpus
+        if allowed is None:
+            return []
+        cpus = []
+        for text in case.threads + case.background:
+            spec = parse_spec(text)
+            node = self.host.node(spec.node)
+            if node is not None and spec.core < len(node.cpus) and node.cpus[spec.core] not in allowed:
+                cpus.append(node.cpus[spec.core])
+        return cpus
 
 
 def arrays_by_node(case: PlannedCase) -> dict:
@@ -315,10 +335,10 @@ def _loaded_latency(plan: SuitePlan, home, stream_GBps: dict | None) -> None:
                              "reason": f"node {x} has no CPU but the chase's core: no room for a stream beside it"})
         return
     for op in MIXES:
-        for count in stream_counts(most):
-            background = tuple(f"{x}.{c}.{op}.{x}" for c in cores[:count])
+        for streams in stream_counts(most):
+            background = tuple(f"{x}.{c}.{op}.{x}" for c in cores[:streams])
             plan.add(planned("loaded-latency", (chase,), background,
-                          purpose=f"latency chase beside {count} unthrottled {op} stream(s) of local memory"))
+                          purpose=f"latency chase beside {streams} unthrottled {op} stream(s) of local memory"))
         single = (stream_GBps or {}).get(op)
         if not single:
             plan.skipped.append({"case": f"{chase} beside {most} paced {op} streams", "kind": "loaded-latency",
