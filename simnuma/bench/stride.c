@@ -772,17 +772,18 @@ static void append_range(char *out, size_t size, int first, int last)
         snprintf(out + used, size - used, "%s%d-%d", used ? "," : "", first, last);
 }
 
-/* The allowed CPUs as a cpulist ("0-3,8"), "none" when empty. */
-static const char *allowed_cpu_list(const host_info *host, char *out, size_t size)
+/* The ids below count that are members (member(host, id)) as a list ("0-3,8"), "none" when there are none. */
+static const char *id_list(const host_info *host, int count, int (*member)(const host_info *, int),
+                           char *out, size_t size)
 {
     out[0] = '\0';
-    int ncpus = (int)(host->allowed_size * 8), first = -1;
-    for (int cpu = 0; cpu <= ncpus; cpu++) {
-        int in = cpu < ncpus && CPU_ISSET_S((size_t)cpu, host->allowed_size, host->allowed_cpus);
+    int first = -1;
+    for (int id = 0; id <= count; id++) {
+        int in = id < count && member(host, id);
         if (in && first < 0)
-            first = cpu;
+            first = id;
         if (!in && first >= 0) {
-            append_range(out, size, first, cpu - 1);
+            append_range(out, size, first, id - 1);
             first = -1;
         }
     }
@@ -791,23 +792,16 @@ static const char *allowed_cpu_list(const host_info *host, char *out, size_t siz
     return out;
 }
 
+/* The allowed CPUs as a cpulist ("0-3,8"), "none" when empty. */
+static const char *allowed_cpu_list(const host_info *host, char *out, size_t size)
+{
+    return id_list(host, (int)(host->allowed_size * 8), cpu_allowed, out, size);
+}
+
 /* The allowed memory nodes as a list ("0-1,3"). */
 static const char *allowed_mem_list(const host_info *host, char *out, size_t size)
 {
-    out[0] = '\0';
-    int first = -1;
-    for (int node = 0; node <= NODEMASK_BITS - 1; node++) {
-        int in = node < NODEMASK_BITS - 1 && mem_allowed(host, node);
-        if (in && first < 0)
-            first = node;
-        if (!in && first >= 0) {
-            append_range(out, size, first, node - 1);
-            first = -1;
-        }
-    }
-    if (!out[0])
-        snprintf(out, size, "none");
-    return out;
+    return id_list(host, NODEMASK_BITS - 1, mem_allowed, out, size);
 }
 
 static void discover_host(host_info *host, const char *sysfs_root)
