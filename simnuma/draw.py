@@ -22,6 +22,7 @@ import networkx as nx
 
 from .errors import SimnumaError
 from .fileio import write_atomic
+from .tables import count
 
 __all__ = ["draw_topology", "save_drawing", "board_positions", "DEFAULT_LINK_LABEL", "FORMATS"]
 
@@ -190,8 +191,8 @@ def _fit_figure(ax, unit: float, right_inches: float) -> None:
 
 
 def _default_title(topo) -> str:
-    return (f"{topo.name}: {len(topo.nodes)} nodes, {len(topo.links)} links, "
-            f"diameter {topo.diameter()} {'hop' if topo.diameter() == 1 else 'hops'}, "
+    return (f"{topo.name}: {count(len(topo.nodes), 'node')}, {count(len(topo.links), 'link')}, "
+            f"diameter {count(topo.diameter(), 'hop')}, "
             f"coherence {topo.coherence}")
 
 
@@ -251,7 +252,7 @@ def _draw_node(ax, node, p, box, unit):
     w, h = box
     ax.add_patch(FancyBboxPatch((p[0] - w / 2, p[1] - h / 2), w, h, boxstyle=f"round,pad={BOX_PAD * unit}",
                                 facecolor=NODE_FACE, edgecolor=NODE_EDGE, linewidth=1.5, zorder=3))
-    cores = f"{node.cores} {'core' if node.cores == 1 else 'cores'}"
+    cores = count(node.cores, "core")
     ax.text(p[0], p[1] + h * 0.2, f"N{node.id}", ha="center", va="center", fontsize=11,
             fontweight="bold", color=NODE_EDGE, zorder=4)
     ax.text(p[0], p[1] - h * 0.22, f"{cores}\nmem {node.memory_bandwidth_GBps:g} GB/s", ha="center",

@@ -52,7 +52,8 @@ def _nodes_text(topo) -> str:
         ports = [name for node, name in topo.io_ports if node == n.id]
         named = [name for name in ports if name]
         io = f"{len(ports)} I/O" + (f" ({', '.join(named)})" if named else "")
-        out.append(f"  N{n.id}: {n.cores} cores; {n.ports} ports, {n_links} coherent + {io}; {_memory_text(n)}")
+        out.append(f"  N{n.id}: {count(n.cores, 'core')}; {count(n.ports, 'port')}, {n_links} coherent + {io};"
+                   f" {_memory_text(n)}")
     return "\n".join(out)
 
 
