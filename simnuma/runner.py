@@ -90,15 +90,21 @@ class Job:
 
 def simulate_job(job: Job) -> dict:
     """Run one job: ``Result.to_dict()`` without the board's parameters and with the busiest queues only,
-    plus the wall and CPU seconds it took."""
+    plus the wall and CPU seconds it took.  A board that deadlocks on the case gives ``{"deadlock": its
+    one line, "diagnosis": ...}`` instead (an outcome of the job, kept in the cache like a result)."""
     from .model import simulate
+    from .model.deadlock import DeadlockError
 
     start, start_cpu = time.perf_counter(), time.process_time()
     board = job.topology.with_parameters(dict(job.changes)) if job.changes else job.topology
-    result = simulate(board, list(job.case.threads), list(job.case.background), size_bytes=job.size_bytes,
-                      mode=job.mode, seed=job.seed, baseline=False).to_dict()
+    try:
+        result = simulate(board, list(job.case.threads), list(job.case.background), size_bytes=job.size_bytes,
+                          mode=job.mode, seed=job.seed, baseline=False).to_dict()
+    except DeadlockError as exc:
+        result = {"deadlock": str(exc), "diagnosis": exc.diagnosis}
     result.pop("parameters", None)
-    result["queues"] = result["queues"][:QUEUES_KEPT]
+    if "queues" in result:
+        result["queues"] = result["queues"][:QUEUES_KEPT]
     result["wall_s"] = time.perf_counter() - start
     result["cpu_s"] = time.process_time() - start_cpu
     return result
@@ -189,8 +195,12 @@ class Runner:
             self._pool.join()
             self._pool = None
 
-    def run(self, jobs, on_done=None) -> dict:
-        """``{job key: result}`` for ``jobs``; ``on_done(job, cached)`` after each distinct job."""
+    def run(self, jobs, on_done=None, keep_deadlocks: bool = False) -> dict:
+        """``{job key: result}`` for ``jobs``; ``on_done(job, cached)`` after each distinct job.
+
+        A job whose board deadlocks raises its :class:`~simnuma.model.deadlock.DeadlockError`, or with
+        ``keep_deadlocks`` gives its ``{"deadlock": ...}`` record (:func:`simulate_job`) and the rest go on.
+        """
         results, todo = {}, {}
         for job in jobs:
             if job.key in results or job.key in todo:
@@ -199,17 +209,27 @@ class Runner:
             if hit is None:
                 todo[job.key] = job
                 continue
+            self._check(hit, keep_deadlocks)
             results[job.key] = hit
             self.cached += 1
             if on_done:
                 on_done(job, True)
         for job, result in self._simulate(sorted(todo.values(), key=lambda j: -j.cost)):
             self.cache.put(job.key, result)
+            self._check(result, keep_deadlocks)
             results[job.key] = result
             self.simulated += 1
             if on_done:
                 on_done(job, False)
         return results
+
+    def _check(self, result: dict, keep_deadlocks: bool) -> None:
+        """Raise a deadlock record's error (no worker goes on simulating), unless deadlocks are kept."""
+        if "deadlock" in result and not keep_deadlocks:
+            from .model.deadlock import DeadlockError
+
+            self.close(stop=True)
+            raise DeadlockError(result["deadlock"], result["diagnosis"])
 
     def _simulate(self, order: list):
         """``(job, result)`` pairs, as the simulations end (the costliest are handed out first)."""

@@ -100,7 +100,8 @@ def run_sweep(sweep, workers: int = 1, cache_dir=None, dask=None, on_done=None, 
     start = time.perf_counter()
     if dask is None:
         with Runner(workers, cache) as runner:
-            results = runner.run(jobs.values(), (lambda job, cached: on_done(cached)) if on_done else None)
+            results = runner.run(jobs.values(), (lambda job, cached: on_done(cached)) if on_done else None,
+                                 keep_deadlocks=True)
         simulated, cached = runner.simulated, runner.cached
     else:
         results, simulated, cached = _run_on_dask(dask, jobs, cache, on_done)
@@ -164,19 +165,25 @@ def _rows(sweep, config, topology, digest, planned, outcome: list, source: str) 
               "wiring": " ".join(f"{link.a}-{link.b}" + (f"x{link.count}" if link.count > 1 else "")
                                  for link in topology.links)}
     common.update({path: str(value) for path, value in config.values})
-    baseline_ns = outcome[0]["threads"][0]["time_ns"]
-    metrics, points = [], []
+    baseline_ns = outcome[0]["threads"][0]["time_ns"] if "threads" in outcome[0] else None
+    metrics, points, stuck = [], [], []
     for p, result in zip(planned, outcome):
         m = case_metrics(result, baseline_ns)
         metrics.append(m)
+        if "deadlock" in result:
+            stuck.append(f"{p.case.name}: {result['deadlock']}")
         if p.shown:
             row = dict(common)
             row.update({"workload": p.entry, "case": p.case.name})
             row.update({name: m[name] for name in sweep.metrics})
+            if "deadlock" in result:
+                row["deadlock"] = result["deadlock"]
             row.update({"source": source, "seed": sweep.seed, "mode": sweep.mode if source == "simulation" else "analytic",
                         "size_bytes": sweep.size_bytes, "version": __version__})
             points.append(row)
     row = dict(common)
     row.update(aggregates(topology, planned, metrics))
     row.update({"source": source, "baseline_ns": baseline_ns, "seed": sweep.seed, "version": __version__})
+    if stuck:
+        row["deadlock"] = stuck[0] + (f" (and {len(stuck) - 1} more)" if len(stuck) > 1 else "")
     return points, row

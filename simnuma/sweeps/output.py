@@ -28,7 +28,7 @@ __all__ = ["ranked", "write_sweep_outputs", "summary_text", "pareto_front"]
 
 
 def _sort_key(row: dict, rank: tuple):
-    key = []
+    key: list = [(1 if row.get("deadlocks") else 0, 0.0)]   # a board that deadlocks on a case ranks last
     for name in rank:
         value = row.get(name)
         if value is None:
@@ -44,9 +44,11 @@ def ranked(configurations: list, rank: tuple) -> list:
 
 
 def pareto_front(rows: list, cost: str, metric: str) -> list:
-    """The rows that no other row beats on both ``cost`` (fewer is better) and ``metric`` (its direction)."""
+    """The rows that no other row beats on both ``cost`` (fewer is better) and ``metric`` (its direction); a
+    configuration that deadlocked on a case is on no front."""
     sign = 1.0 if AGGREGATES[metric][1] == "min" else -1.0
-    points = [(r[cost], sign * r[metric], r) for r in rows if r.get(cost) is not None and r.get(metric) is not None]
+    points = [(r[cost], sign * r[metric], r) for r in rows
+              if r.get(cost) is not None and r.get(metric) is not None and not r.get("deadlocks")]
     front = []
     for c, m, r in points:
         if not any((c2 <= c and m2 <= m) and (c2 < c or m2 < m) for c2, m2, _ in points):
@@ -104,6 +106,10 @@ def summary_text(run) -> str:
                  row.get("wiring", ""), *(_fmt(a, row.get(a)) for a in shown_aggs),
                  *([row.get("source", "")] if mixed else []), row["board_hash"]]
         lines.append("| " + " | ".join(cells) + " |")
+    stuck = [row for row in rows if row.get("deadlock")]
+    if stuck:
+        lines += ["", "Deadlocked (docs/model.md, \"Deadlock\"; every such case is in `points.csv`):", ""]
+        lines += [f"- {row['board']}: {row['deadlock']}" for row in stuck]
     lines += ["", "What the columns mean:", ""]
     lines += ["- `links`: the board's coherent links (their count is the `links` aggregate, a cost)"]
     lines += [f"- `{a}`: {AGGREGATES[a][0]}" for a in shown_aggs]

@@ -18,6 +18,7 @@ import statistics
 from dataclasses import dataclass
 
 from ..case import Case, baseline_case, parse_case
+from .spec import CASE_METRICS
 __all__ = ["Planned", "plan_cases", "case_metrics", "aggregates"]
 
 
@@ -79,8 +80,11 @@ def baseline(topology) -> Planned:
     return Planned(baseline_case(topology), "baseline", "baseline", (), False)
 
 
-def case_metrics(result: dict, baseline_ns: float) -> dict:
-    """The per-case columns of the table (``spec.CASE_METRICS``) from a simulated result."""
+def case_metrics(result: dict, baseline_ns: float | None) -> dict:
+    """The per-case columns of the table (``spec.CASE_METRICS``) from a simulated result; a case whose board
+    deadlocks has none of them but its bottleneck, ``deadlock``."""
+    if "deadlock" in result:
+        return {name: None for name in CASE_METRICS} | {"bottleneck": "deadlock"}
     fg = [t for t in result["threads"] if t["role"] == "foreground"]
     time_ns = max(t["time_ns"] for t in fg)
     return {
@@ -106,8 +110,14 @@ def aggregates(topology, planned: list, metrics: list) -> dict:
 
     ``planned`` and ``metrics`` are parallel: each planned case and its :func:`case_metrics`.
     Latency aggregates come from the single-thread cases of the first op given (a read where there is one).
+    The cases that deadlock are counted (``deadlocks``) and left out of the other aggregates.
     """
     out: dict = {"links": sum(link.count for link in topology.links), "diameter": topology.diameter()}
+    stuck = [m for m in metrics if m["bottleneck"] == "deadlock"]
+    if stuck:
+        out["deadlocks"] = len(stuck)
+        kept = [(p, m) for p, m in zip(planned, metrics) if m["bottleneck"] != "deadlock"]
+        planned, metrics = [p for p, _ in kept], [m for _, m in kept]
     shown = [m for p, m in zip(planned, metrics) if p.shown and m.get("time_percent") is not None]
     if shown:
         out["mean_time_percent"] = statistics.fmean(m["time_percent"] for m in shown)
@@ -129,7 +139,8 @@ def aggregates(topology, planned: list, metrics: list) -> dict:
         if p.kind == "alone":
             alone.setdefault((p.entry, p.tag("op"), p.tag("link")), []).append(m["time_ns"])
     penalties = [m["time_ns"] / max(alone[(p.entry, p.tag("op"), p.tag("link"))]) - 1.0
-                 for p, m in zip(planned, metrics) if p.kind == "crossfire"]
+                 for p, m in zip(planned, metrics)
+                 if p.kind == "crossfire" and (p.entry, p.tag("op"), p.tag("link")) in alone]
     if penalties:
         out["crossfire_penalty"] = max(penalties)
     shifts = [m["GBps"] for p, m in zip(planned, metrics) if p.kind == "all-to-all"]

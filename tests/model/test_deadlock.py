@@ -1,6 +1,7 @@
 """A run that cannot move stops with the cycle of full buffers that holds it; a slow run is left alone."""
 from __future__ import annotations
 
+import csv
 import json
 import pickle
 
@@ -135,3 +136,32 @@ def test_updown_routes_never_admit_a_cyclic_wait(board):
             assert all(g.has_edge(x, y) for x, y in zip(route, route[1:]))
             dependencies.add_edges_from(((x, y), (y, z)) for x, y, z in zip(route, route[1:], route[2:]))
     assert nx.is_directed_acyclic_graph(dependencies)
+
+
+def test_a_sweep_ranks_a_board_that_deadlocks_last_and_goes_on(tmp_path, capsys):
+    """A deadlock is an outcome of a sweep's point, not the end of the sweep: the ring's case is recorded with
+    its cycle, the configuration ranks after the one with up*/down* routes, and the summary names the case."""
+    (tmp_path / "ring8.yaml").write_text(ring_text(8))
+    sweep = tmp_path / "rings.yaml"
+    sweep.write_text("name: rings\nboards: [ring8.yaml, {board: ring8.yaml, changes: {routing: updown},"
+                     " label: ring8-updown}]\ncases:\n  - " + " ".join(READERS) + "\n  - {set: local, op: r}\n"
+                     "size: 64KiB\n")
+    out = tmp_path / "out"
+    assert main(["sweep", str(sweep), "-o", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "  1. ring8-updown:" in text and "  2. ring8: " in text and "; deadlocks on 1 case" in text
+    points = list(csv.DictReader((out / "points.csv").open()))
+    stuck = [p for p in points if p["bottleneck"] == "deadlock"]
+    assert [p["board"] for p in stuck] == ["ring8"] and stuck[0]["time_ns"] == ""
+    assert stuck[0]["deadlock"].startswith("deadlock: no transaction completed") and "probe cmd" in stuck[0]["deadlock"]
+    configurations = {c["board"]: c for c in csv.DictReader((out / "configurations.csv").open())}
+    assert configurations["ring8"]["deadlocks"] == "1" and configurations["ring8-updown"]["deadlocks"] == ""
+    assert configurations["ring8"]["local_latency_ns_worst"]      # the cases that ran still count
+    summary = (out / "summary.md").read_text()
+    assert "Deadlocked" in summary and f"- ring8: {' '.join(READERS)}: deadlock: " in summary
+    # a study, where every case must run, still stops at the deadlock in one line
+    study = tmp_path / "ring-study.yaml"
+    study.write_text("name: ring\nboard: ring8.yaml\nsize: 64KiB\ncases:\n  - " + " ".join(READERS) + "\n")
+    assert main(["reproduce", str(study), "-o", str(tmp_path / "study")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "deadlock: no transaction completed" in err, err
