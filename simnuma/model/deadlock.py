@@ -29,7 +29,7 @@ from ..errors import SimnumaError
 from .events import call_at
 
 __all__ = ["DeadlockError", "ProgressWatch", "STALL_NS", "CHECK_NS", "STALL_LATENCIES", "stall_ns", "wait_for_graph",
-           "diagnose"]
+           "diagnose", "congested_cycle", "warn_of_a_congested_cycle", "CONGESTED_SHARE"]
 
 STALL_NS = 1_000_000.0   # 1 ms of simulated time: thousands of memory latencies, even under full load
 CHECK_NS = STALL_NS / 4
@@ -134,3 +134,52 @@ def deadlock_error(system, stalled_ns: float) -> DeadlockError:
     busiest = sorted(d["waiting"].items(), key=lambda kv: -kv[1])[:6]
     names = ", ".join(f"{name} ({n} waiting)" for name, n in busiest) or "none"
     return DeadlockError(f"{head}; no cycle among the waiting buffers found; full buffers with waiters: {names}", d)
+
+
+CONGESTED_SHARE = 0.5   # a command buffer full at least this share of the simulated time counts as congested
+_ROUTE_CLASS = {"request": "request", "posted": "request", "response": "response", "probe": "probe"}
+
+
+def congested_cycle(system) -> tuple:
+    """``(virtual channel, ((a, b), ...))``: a cycle the board's routes admit (``simnuma topo check``) whose
+    command buffers of one channel were each full at least :data:`CONGESTED_SHARE` of the simulated time, or
+    ``()``.  Steady mode warns of it: a run longer than its window may fall into a congested state, or
+    deadlock, on that cycle, which the window did not reach."""
+    from ..topology.channels import channel_dependencies
+    from .packet import VC_NAMES
+
+    now = system.env.clock.now_ns
+    if now <= 0.0:
+        return ()
+    full: dict = {}   # (a, b, channel) -> the share of time its command buffers were full (the least of parallel links)
+    for d in system.link_list:
+        for vc, pool in zip(VC_NAMES, d.cmd_pools):
+            share = pool.occupancy_ns(now)[1] / now
+            key = (d.src_id, d.dst_id, vc)
+            full[key] = min(full.get(key, 1.0), share)
+    if not any(share >= CONGESTED_SHARE for share in full.values()):
+        return ()
+    graph = channel_dependencies(system.topology)
+    split = bool(system.topology.split_routes())
+    for vc in VC_NAMES:
+        congested = [n for n in graph if (not split or n[2] == _ROUTE_CLASS[vc])
+                     and full.get((n[0], n[1], vc), 0.0) >= CONGESTED_SHARE]
+        try:
+            cycle = nx.find_cycle(graph.subgraph(congested))
+        except nx.NetworkXNoCycle:
+            continue
+        return vc, tuple((edge[0][0], edge[0][1]) for edge in cycle)
+    return ()
+
+
+def warn_of_a_congested_cycle(system) -> None:
+    """Steady mode: say so when the buffers of a cyclic wait the routes admit were congested in the window."""
+    found = congested_cycle(system)
+    if found:
+        vc, cycle = found
+        ring = " -> ".join(f"{a}->{b}" for a, b in cycle + cycle[:1])
+        system.warnings.append(
+            f"steady mode: the {vc} command buffers of a cyclic wait the routes admit ({ring}; simnuma topo check)"
+            f" were each full at least {100 * CONGESTED_SHARE:g}% of the simulated window: a longer run can fall"
+            " into a slower congested state on that cycle, or deadlock, which the window did not reach and the"
+            " extrapolation does not show (--exact simulates every line; routing: updown removes the cycle)")

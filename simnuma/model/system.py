@@ -33,7 +33,7 @@ from .mct import MCT
 from .pages import ArrayPages
 from .result import Result, build_result
 from .sri import SRI
-from .deadlock import ProgressWatch
+from .deadlock import ProgressWatch, warn_of_a_congested_cycle
 from .feeds import buffer_feeds
 from .batches import half_width, independent_batches, merged
 from .stats import counter_snapshot
@@ -473,6 +473,7 @@ def simulate(topology, threads, background=(), size_bytes: int = DEFAULT_SIZE_BY
         run_exact(system, progress)
     else:
         run_steady(system, progress)
+        warn_of_a_congested_cycle(system)
     wall_s = _time.perf_counter() - wall0
     baseline_ns = None
     if baseline:

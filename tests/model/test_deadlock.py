@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simnuma import load_topology, parse_topology, simulate
+from simnuma.case import parse_case
 from simnuma.cli import main
 from simnuma.model.deadlock import STALL_NS, DeadlockError
 
@@ -165,3 +166,27 @@ def test_a_sweep_ranks_a_board_that_deadlocks_last_and_goes_on(tmp_path, capsys)
     assert main(["reproduce", str(study), "-o", str(tmp_path / "study")]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "deadlock: no transaction completed" in err, err
+
+
+def test_steady_mode_warns_when_the_buffers_of_a_cyclic_wait_were_congested():
+    """A ring of five under high load in full subscription: the probe buffers around the ring are full most of
+    the window, so a longer run could fall into a congested state the window did not reach; steady mode says so.
+    With up*/down* routes there is no such cycle, and on the Quartet (none either) nothing is said."""
+    ring = parse_topology(ring_text(5), "ring5.yaml")
+    case = parse_case("0.0.r.3 + full@high")
+    background = [s.label for s in case.background_on(ring)]
+    result = simulate(ring, list(case.threads), background, size_bytes=1 << 20, baseline=False)
+    (warning,) = result.warnings
+    assert warning.startswith("steady mode: the probe command buffers of a cyclic wait the routes admit (")
+    ring_text_of_warning = warning.split("(", 1)[1].split(";", 1)[0]
+    hops = [tuple(map(int, hop.split("->"))) for hop in ring_text_of_warning.split(" -> ")]
+    assert hops[0] == hops[-1] and len(hops) == 6 and all(abs(a - b) % 5 in (1, 4) for a, b in hops)
+    assert "--exact" in warning and "routing: updown" in warning
+    updown = simulate(ring.with_parameters({"routing": "updown"}), list(case.threads), background,
+                      size_bytes=1 << 20, baseline=False)
+    assert updown.warnings == ()
+    quartet = load_topology("quartet")
+    case = parse_case("0.0.w.1 1.0.w.3 + full@very-high")
+    loaded = simulate(quartet, list(case.threads), [s.label for s in case.background_on(quartet)],
+                      size_bytes=1 << 20, baseline=False)
+    assert loaded.warnings == ()
