@@ -59,6 +59,11 @@ class AddressMap:
         self.other_bits = [b for f in ("column", "row") for b in self._bits(f) if b >= self.page_shift]
         self.slots = 1 << len(self.slot_bits)
 
+    def slot_cycle_lines(self) -> int:
+        """Lines after which a stream's channel, rank and bank repeat (the span of the bits that choose them)."""
+        return 1 << max((self.shift[f] + self.mask[f].bit_length() for f in ("channel", "rank", "bank")
+                         if self.mask[f]), default=0)
+
     def _bits(self, field: str) -> list:
         width = self.mask[field].bit_length()
         return list(range(self.shift[field], self.shift[field] + width))

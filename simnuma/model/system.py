@@ -161,8 +161,9 @@ class System:
         faster of the two (a thread's own streams move together), so the
         memory has been through its design once its slowest pair has made S
         page changes.  A thread beside a faster load generator sees that in
-        less than one of its own pages, and then needs only its own page.
-        Without a DRAM there is nothing to wait for (0).
+        less than one of its own pages, and then needs only its own page.  Where
+        no frame bit chooses a bank (pages of whole bank cycles), it is a bank
+        cycle.  Without a DRAM there is nothing to wait for (0).
         """
         if thread.arrays is None:
             return 0
@@ -170,6 +171,8 @@ class System:
         amap = memory.amap
         page_lines = 1 << amap.page_shift
         one_page = page_lines * len(thread.pattern)
+        if amap.slots == 1:   # no frame bit chooses a channel, rank or bank: a huge page holds whole bank cycles,
+            return len(thread.pattern) * min(page_lines, amap.slot_cycle_lines())   # which repeat within it
         sharing = [u for u in rates if u.home == thread.home and u.arrays is not None and rates[u] > 0]
 
         def page_changes_per_ns(u: Thread) -> float:   # of each of u's streams (a chase: every line)

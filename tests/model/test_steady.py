@@ -97,6 +97,26 @@ def test_a_placement_period_is_s_page_changes_of_the_slowest_pair_of_streams():
     assert system.placement_period_txns(reader, {reader: 0.02, system.foreground[1]: 0.001}) == 8 * page
 
 
+def test_huge_pages_that_hold_whole_bank_cycles_have_no_placement_to_wait_for():
+    """With 2 MiB pages on the Quartet every bit that chooses a rank or bank lies within the page (S = 1): the
+    page's frame cannot change a stream's bank pattern, which repeats every 4096 lines (the bank and rank bits
+    end at bit 12 of the line address), so a period is that cycle, not pages of 32768 lines; steady mode then
+    agrees with exact mode as with 4 KiB pages."""
+    from simnuma.model.system import System
+    from simnuma.workload import Workload
+
+    huge = QUARTET.with_parameters({"defaults.memory.dram.os_page": "2 MiB"})
+    system = System(huge, Workload.build(["0.0.w.0", "1.0.t.1"], []), 4 * 2**20, 1)
+    writer, triad = system.foreground
+    assert system.mcts[0].memory.amap.slots == 1
+    assert system.placement_period_txns(writer, {writer: 0.02, triad: 0.02}) == 4096
+    assert system.placement_period_txns(triad, {writer: 0.02, triad: 0.02}) == 3 * 4096
+    for case in (["0.0.w.0"], ["0.0.w.0", "0.1.w.0"], ["0.0.t.0"]):
+        steady, exact = (simulate(huge, case, size_bytes=4 * 2**20, mode=mode, baseline=False) for mode in
+                         ("steady", "exact"))
+        assert steady.makespan_ns == pytest.approx(exact.makespan_ns, rel=0.01), case
+
+
 def test_a_phase_window_holds_at_least_three_whole_periods(monkeypatch):
     import simnuma.model.system as steady
 
