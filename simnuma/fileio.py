@@ -77,11 +77,13 @@ def read_input(path) -> str:
         raise _too_large(f"over {MAX_INPUT_BYTES // 2**20} MiB")
     nul = data.find(b"\0")
     if nul >= 0:
-        raise UnreadableInput(f"not a text file (a NUL byte at byte {nul})")
+        line = data.count(b"\n", 0, nul) + 1
+        raise UnreadableInput(f"not a text file (a NUL byte on line {line}, byte {nul})")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise UnreadableInput(f"not UTF-8 text (byte {exc.start})") from None
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise UnreadableInput(f"not UTF-8 text (line {line}, byte {exc.start})") from None
 
 STAGING_PREFIX = ".simnuma-staging-"   # a run's files before they move into its output folder
 

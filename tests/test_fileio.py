@@ -188,8 +188,8 @@ def test_sigterm_stops_the_run_its_workers_and_leaves_the_folder_as_it_was(tmp_p
 @pytest.mark.parametrize("make,message", [
     (lambda p: os.mkfifo(p), "a device, FIFO or socket"),          # opening it would block
     (lambda p: os.truncate(p.write_text("") or p, 64 * 2**20), "at most 16 MiB"),
-    (lambda p: p.write_bytes(b"name: x\x00\n"), "NUL byte"),
-    (lambda p: p.write_bytes(b"name: \xff\n"), "not UTF-8 text"),
+    (lambda p: p.write_bytes(b"name: x\x00\n"), "a NUL byte on line 1, byte 7"),
+    (lambda p: p.write_bytes(b"name: a\nlinks: \xff\n"), "not UTF-8 text (line 2, byte 15)"),
 ])
 @pytest.mark.parametrize("command", [["topo", "check", "FILE"], ["reproduce", "FILE.yaml", "-o", "OUT"],
                                      ["validate", "quartet", "FILE", "-o", "OUT"]])
