@@ -28,7 +28,8 @@ TIMINGS = dict(CL=4, CWL=2, tRCD=3, tRP=3, tRAS=8, tRTP=2, tWR=3, tWTR=2, tRTW=3
 
 def dram_board(cores: int = 1, window: int = 32, ranks: int = 2, banks: int = 4, scheduler: str = "fr-fcfs",
                bypass: int = 4, trefi_clk: int | None = None, page: str = "4 KiB", policy: str = "open",
-               queue: int = 64, write_burst: int | None = None, idle: str = "") -> object:
+               queue: int = 64, write_burst: int | None = None, idle: str = "",
+               amap: str = "row.rank.bank.column.channel") -> object:
     timings = dict(TIMINGS)
     if trefi_clk is not None:
         timings["tREFI"] = trefi_clk
@@ -40,7 +41,7 @@ def dram_board(cores: int = 1, window: int = 32, ranks: int = 2, banks: int = 4,
     latency: 20 ns
     queue: {queue}
     dram: {{channels: 1, width_bits: 128, clock: 200 MHz, ranks: {ranks}, banks: {banks}, row: 32 KiB,
-           address_map: row.rank.bank.column.channel, scheduler: {scheduler}, bypass_limit: {bypass},
+           address_map: {amap}, scheduler: {scheduler}, bypass_limit: {bypass},
            {burst}page_policy: {policy}, os_page: {page}, timings: {{{text}}}}}""", cores, window)
 
 
@@ -266,11 +267,17 @@ def test_a_period_of_huge_pages_gets_longer_batches():
     from simnuma.model.system import _MOST_PER_PERIOD, STEADY_MAX_BATCHES, STEADY_MIN_PERIODS, System, _pacer
     from simnuma.workload import Workload
 
-    system = System(dram_board(page="2 MiB"), Workload.build(["0.0.w.0"], []), 64 * 2**20, 1)
+    # bank and rank bits above the row's: a 2 MiB page's frame chooses its bank (S = 8), a period is 8 pages
+    system = System(dram_board(page="2 MiB", amap="rank.bank.row.column.channel"), Workload.build(["0.0.w.0"], []),
+                    64 * 2**20, 1)
     (writer,) = system.foreground
     _, period, per_period = _pacer(system, (writer,), {writer: 0.02})
-    assert period == system.placement_period_txns(writer, {writer: 0.02}) == 2**15   # one 2 MiB page: its banks lie within it
+    assert period == system.placement_period_txns(writer, {writer: 0.02}) == 8 * 2**15
     assert per_period == _MOST_PER_PERIOD and STEADY_MIN_PERIODS * per_period <= STEADY_MAX_BATCHES
+    # the usual map puts them within the page (S = 1): a period is one cycle of the banks and ranks, 4096 lines
+    system = System(dram_board(page="2 MiB"), Workload.build(["0.0.w.0"], []), 64 * 2**20, 1)
+    (writer,) = system.foreground
+    assert system.placement_period_txns(writer, {writer: 0.02}) == 2**12
 
 
 def test_a_scheduler_count_of_0_switches_its_mechanism_off():
