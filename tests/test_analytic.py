@@ -378,7 +378,9 @@ def test_run_analytic(capsys):
     assert main(["run", "quartet", "0.0.w.1", "1.0.w.0", "--analytic"]) == 0
     out = capsys.readouterr().out
     assert "analytic (approximate MVA" in out and "0.0.w.1" in out and "busiest links: 0->1" in out
-    assert "0.0.w.1  fg " in out
+    assert "0.0.w.1  fg " in out and "saturated:" not in out
+    assert main(["run", "dual", "0.0.t.1 + full@very-high", "--analytic"]) == 0
+    assert "saturated: the analytic model shares what waits there as one common wait" in capsys.readouterr().out
     # the text names what its numbers came from, as a simulation's does: the board's hash and the changes
     assert main(["run", "quartet", "0.0.r.1", "--analytic", "--set", "link_defaults.latency=20ns"]) == 0
     head = capsys.readouterr().out.splitlines()[:2]

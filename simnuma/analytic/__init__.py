@@ -137,6 +137,11 @@ def render_analysis(data: dict) -> str:
         lines.append(f"bottleneck: {b['resource']} (every entry taken)")
     else:
         lines.append(f"bottleneck: nothing saturates; the busiest is {b['resource']} at {100 * b['utilization']:.1f}%")
+    loaded = any(t["role"] == "background" for t in data["threads"])
+    if loaded and (b["limit"] in ("credits", "queue") or (b["limit"] == "busy" and b["utilization"] >= SATURATED)):
+        lines.append("saturated: the analytic model shares what waits there as one common wait; under such load its"
+                     " times have come out from a third to three times the simulation's (docs/analytic.md):"
+                     " simulate what you conclude from")
     lines.append(f"solved in {1e3 * data['solve_s']:.1f} ms; the analytic model has no blocking (buffer pools only"
                  " bound their rate) and averages the DRAM's banks and scheduling: docs/analytic.md says where it"
                  " parts from the simulation")
@@ -144,6 +149,7 @@ def render_analysis(data: dict) -> str:
 
 
 AGREES = 0.10   # beyond this the report says what the analytic model lacks
+SATURATED = 0.95   # a resource this busy or more under background load: the analytic model's weakest numbers
 
 
 def beside(simulated: dict, analytic_ns: float) -> tuple:
