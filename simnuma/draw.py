@@ -191,7 +191,8 @@ def _fit_figure(ax, unit: float, right_inches: float) -> None:
 
 
 def _default_title(topo) -> str:
-    return (f"{topo.name}: {count(len(topo.nodes), 'node')}, {count(len(topo.links), 'link')}, "
+    links = sum(link.count for link in topo.links)
+    return (f"{topo.name}: {count(len(topo.nodes), 'node')}, {count(links, 'link')}, "
             f"diameter {count(topo.diameter(), 'hop')}, "
             f"coherence {topo.coherence}")
 

@@ -107,3 +107,12 @@ def test_the_bottleneck_names_one_link_of_a_pair():
     board = _with_count(DUAL, 2)
     r = simulate(board, ["0.0.w.1", "1.0.w.0", "0.1.w.1", "1.1.w.0"], size_bytes=1 << 20, baseline=False)
     assert r.bottleneck.resource.startswith(("link 0->1#", "link 1->0#", "memory N"))
+
+
+def test_topo_check_counts_the_links_in_parallel(tmp_path, capsys):
+    from simnuma.cli import main
+
+    board = tmp_path / "pair.yaml"
+    board.write_text(_with_count(DUAL, 2).to_yaml())
+    assert main(["topo", "check", str(board)]) == 0
+    assert capsys.readouterr().out.strip().endswith("ok (dual: 2 nodes, 2 links)")
