@@ -173,7 +173,11 @@ def congested_cycle(system) -> tuple:
 
 
 def warn_of_a_congested_cycle(system) -> None:
-    """Steady mode: say so when the buffers of a cyclic wait the routes admit were congested in the window."""
+    """Steady mode: say so when the buffers of a cyclic wait the routes admit were congested in the window.
+
+    Nothing is said when nothing was extrapolated: the window was then the whole run."""
+    if system.offset_ns <= 0.0:
+        return
     found = congested_cycle(system)
     if found:
         vc, cycle = found

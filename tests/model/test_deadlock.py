@@ -182,6 +182,9 @@ def test_steady_mode_warns_when_the_buffers_of_a_cyclic_wait_were_congested():
     hops = [tuple(map(int, hop.split("->"))) for hop in ring_text_of_warning.split(" -> ")]
     assert hops[0] == hops[-1] and len(hops) == 6 and all(abs(a - b) % 5 in (1, 4) for a, b in hops)
     assert "--exact" in warning and "routing: updown" in warning
+    # arrays small enough that the window is the whole run (nothing extrapolated): nothing was missed
+    whole = simulate(ring, list(case.threads), background, size_bytes=1 << 16, baseline=False)
+    assert whole.extrapolated_ns == 0.0 and whole.warnings == ()
     updown = simulate(ring.with_parameters({"routing": "updown"}), list(case.threads), background,
                       size_bytes=1 << 20, baseline=False)
     assert updown.warnings == ()
