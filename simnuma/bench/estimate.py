@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from ..errors import BenchError
 from ..workload import parse_spec
 from .host import Host, array_count
+from .plan import second_core
 from ..units import LINE_BYTES  # noqa: F401 - the one definition
 
 __all__ = ["OpCost", "Probe", "probe_host", "case_seconds", "suite_seconds", "estimate_text",
@@ -137,7 +138,8 @@ def _chase_slowdown(host: Host, home: int, costs: dict, size_bytes, pages: str, 
     if node is None or len(node.cpus) < 2 or "l" not in costs or "r" not in costs:
         return None
     try:
-        report = run([f"{home}.0.l.{home}"], (f"{home}.1.r.{home}",), size_bytes=size_bytes, reps=PROBE_REPS,
+        report = run([f"{home}.0.l.{home}"], (f"{home}.{second_core(host, node)}.r.{home}",), size_bytes=size_bytes,
+                     reps=PROBE_REPS,
                      host=host, pages=pages)
     except BenchError:
         return None

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..errors import BenchError
 from ..fileio import progress, write_json
+from .cpulists import format_cpulist
 from .estimate import Probe, estimate_text, probe_host, suite_seconds
 from .host import Host, discover_host, format_bytes
 from .merge import merge_reports
@@ -44,6 +45,16 @@ def _headline(report: dict) -> dict:
                                 "placement": t["placement"]["fraction"]} for t in threads},
         "warnings": report["warnings"],
     }
+
+
+def _check_first_core_allowed(host: Host, home) -> None:
+    """The suite measures from core 0 of the home node (its probe, its single threads, the chase): refuse at once,
+    in one line, where this process may not use that CPU."""
+    cpu = home.cpus[0]
+    if host.allowed_cpus is not None and cpu not in host.allowed_cpus:
+        raise BenchError(f"bench suite: it runs from core 0 of node {home.id} (CPU {cpu}), which this process may"
+                         f" not use (allowed CPUs: {format_cpulist(host.allowed_cpus)}; a cpuset or CPU affinity"
+                         f" restricts it); run it where that CPU is allowed (e.g. taskset -c {cpu},...)")
 
 
 def observe_scaling(entries: dict, host: Host, op: str) -> dict | None:
@@ -186,6 +197,7 @@ def run_suite(out_dir, size_bytes=None, reps: int = 3, host: Host | None = None,
     date = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     load_before = load_average()
     home = _home_node(host)
+    _check_first_core_allowed(host, home)
     probe = probe or probe_host(host, home.id, size, pages)
     plan = suite_plan(host, probe.stream_GBps, probe.size_bytes)
     estimates = suite_seconds(plan.cases, probe, reps)

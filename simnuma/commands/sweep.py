@@ -93,9 +93,9 @@ def cmd_sweep(args) -> int:
         shown = f"{value:.4g}" if isinstance(value, float) else str(value)
         print(f"  {k}. {row['board']}" + (f" ({row['matches']})" if row.get("matches") else "")
               + "".join(f" {path}={row[path]}" for path, _ in sweep.grid) + f": {metric} {shown}"
-              + (f"; deadlocks on {count(row['deadlocks'], 'case')}" if row.get("deadlocks") else ""))
+              + (f"; deadlocked in {count(row['deadlocks'], 'simulation')}" if row.get("deadlocks") else ""))
     stuck = sum(1 for row in run.configurations if row.get("deadlocks"))
     if stuck:
-        print(f"{count(stuck, 'configuration')} deadlocked on some case, ranked last (summary.md lists them)")
+        print(f"{count(stuck, 'configuration')} deadlocked in some simulation, ranked last (summary.md lists them)")
     print(f"wrote {', '.join(written)} in {args.output}")
     return 0

@@ -22,6 +22,7 @@ import re
 from pathlib import Path
 
 from ..fileio import write_atomic, write_json
+from ..tables import count
 from .spec import AGGREGATES
 
 __all__ = ["ranked", "write_sweep_outputs", "summary_text", "pareto_front"]
@@ -108,8 +109,10 @@ def summary_text(run) -> str:
         lines.append("| " + " | ".join(cells) + " |")
     stuck = [row for row in rows if row.get("deadlock")]
     if stuck:
-        lines += ["", "Deadlocked (docs/model.md, \"Deadlock\"; every such case is in `points.csv`):", ""]
-        lines += [f"- {row['board']}: {row['deadlock']}" for row in stuck]
+        lines += ["", "Deadlocked (docs/model.md, \"Deadlock\"; the cases of the table are in `points.csv` with"
+                  " their cycle, the others are cases the aggregates need):", ""]
+        lines += [f"- {row['board']}: {count(row['deadlocks'], 'simulation')}, the first {row['deadlock']}"
+                  for row in stuck]
     lines += ["", "What the columns mean:", ""]
     lines += ["- `links`: the board's coherent links (their count is the `links` aggregate, a cost)"]
     lines += [f"- `{a}`: {AGGREGATES[a][0]}" for a in shown_aggs]

@@ -38,8 +38,8 @@ AGGREGATES = {
                           "crossfire"),
     "all_to_all_GBps": ("every socket streaming from another's memory: total GB/s, mean over the shifts", "max",
                         "all-to-all"),
-    "deadlocks": ("cases in which the board deadlocked (left out of the other aggregates; a configuration with"
-                  " any ranks after every one without)", "min", None),
+    "deadlocks": ("simulations in which the board deadlocked, its cases and those its aggregates need (left out"
+                  " of the other aggregates; a configuration with any ranks after every one without)", "min", None),
 }
 
 

@@ -113,10 +113,12 @@ def aggregates(topology, planned: list, metrics: list) -> dict:
     The cases that deadlock are counted (``deadlocks``) and left out of the other aggregates.
     """
     out: dict = {"links": sum(link.count for link in topology.links), "diameter": topology.diameter()}
-    stuck = [m for m in metrics if m["bottleneck"] == "deadlock"]
+    stuck = [p for p, m in zip(planned, metrics) if m["bottleneck"] == "deadlock"]
     if stuck:
-        out["deadlocks"] = len(stuck)
-        kept = [(p, m) for p, m in zip(planned, metrics) if m["bottleneck"] != "deadlock"]
+        out["deadlocks"] = len(stuck)   # every simulation of the configuration, those its aggregates need too
+        lost = {(p.entry, p.tag("op"), p.tag("link")) for p in stuck if p.kind == "alone"}
+        kept = [(p, m) for p, m in zip(planned, metrics) if m["bottleneck"] != "deadlock"
+                and not (p.kind == "crossfire" and (p.entry, p.tag("op"), p.tag("link")) in lost)]
         planned, metrics = [p for p, _ in kept], [m for _, m in kept]
     shown = [m for p, m in zip(planned, metrics) if p.shown and m.get("time_percent") is not None]
     if shown:

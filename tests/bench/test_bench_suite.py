@@ -10,6 +10,7 @@ from benchutil import FIXTURE_NAMES, run_cli, sysfs
 
 from simnuma.bench.host import Host, HostNode, discover_host
 from simnuma.bench.suite import observe_scaling, run_suite, suite_cases, suite_plan
+from simnuma.errors import BenchError
 from simnuma.workload import parse_spec
 
 
@@ -170,3 +171,12 @@ def test_pairs_avoid_the_first_cores_other_hardware_thread():
     shared = suite_plan(replace(one_node_host(2), thread_siblings=((0, 1),)), SINGLE_GBps)
     assert shared.groups["same-node"][0] == "0.0.r.0 0.1.r.0"
     assert any("every CPU of node 0 is a hardware thread of one core" in n for n in shared.notes)
+
+
+def test_a_suite_whose_first_core_is_not_allowed_is_refused_at_once(tmp_path):
+    """The suite measures from core 0 of the home node: confined away from it, it says so before it measures."""
+    host = replace(one_node_host(2), allowed_cpus=frozenset({1}))
+    with pytest.raises(BenchError, match=r"bench suite: it runs from core 0 of node 0 \(CPU 0\), which this process"
+                                         r" may not use \(allowed CPUs: 1;"):
+        run_suite(tmp_path / "out", host=host, size_bytes=1 << 20)
+    assert not (tmp_path / "out").exists()

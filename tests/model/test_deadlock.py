@@ -150,7 +150,7 @@ def test_a_sweep_ranks_a_board_that_deadlocks_last_and_goes_on(tmp_path, capsys)
     out = tmp_path / "out"
     assert main(["sweep", str(sweep), "-o", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "  1. ring8-updown:" in text and "  2. ring8: " in text and "; deadlocks on 1 case" in text
+    assert "  1. ring8-updown:" in text and "  2. ring8: " in text and "; deadlocked in 1 simulation" in text
     points = list(csv.DictReader((out / "points.csv").open()))
     stuck = [p for p in points if p["bottleneck"] == "deadlock"]
     assert [p["board"] for p in stuck] == ["ring8"] and stuck[0]["time_ns"] == ""
@@ -159,7 +159,7 @@ def test_a_sweep_ranks_a_board_that_deadlocks_last_and_goes_on(tmp_path, capsys)
     assert configurations["ring8"]["deadlocks"] == "1" and configurations["ring8-updown"]["deadlocks"] == ""
     assert configurations["ring8"]["local_latency_ns_worst"]      # the cases that ran still count
     summary = (out / "summary.md").read_text()
-    assert "Deadlocked" in summary and f"- ring8: {' '.join(READERS)}: deadlock: " in summary
+    assert "Deadlocked" in summary and f"- ring8: 1 simulation, the first {' '.join(READERS)}: deadlock: " in summary
     # a study, where every case must run, still stops at the deadlock in one line
     study = tmp_path / "ring-study.yaml"
     study.write_text("name: ring\nboard: ring8.yaml\nsize: 64KiB\ncases:\n  - " + " ".join(READERS) + "\n")
