@@ -190,6 +190,12 @@ def test_recursive_alias_is_a_problem_not_a_crash():
     assert problem.message == "recursive alias (an anchor used inside itself)"
 
 
+def test_what_the_yaml_reading_reported_is_not_reported_again_for_the_whole_value():
+    """A recursive alias in the name is one problem; the name that holds it is not a second one."""
+    problems = problems_in(GOOD.replace("name: line3", "name: &x [1, *x]"))
+    assert [(p.path, p.message) for p in problems] == [("name[1]", "recursive alias (an anchor used inside itself)")]
+
+
 def test_unconstructible_scalars_are_problems():
     problems = problems_in(GOOD.replace("name: line3", "name: !python/object:os.system ls"))
     assert problems[0].line == 3

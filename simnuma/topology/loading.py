@@ -76,6 +76,13 @@ def _build(src: Source) -> Topology:
     v = _Validator(src)
     topo = v.run() if src.data is not None or not src.problems else None
     if v.problems or topo is None:
-        v.problems.sort(key=lambda p: (p.line or 0))
-        raise TopologyError(v.problems)
+        problems = [p for p in v.problems if p in src.problems or not _within_reported(p.path, src.problems)]
+        problems.sort(key=lambda p: (p.line or 0))
+        raise TopologyError(problems)
     return topo
+
+
+def _within_reported(path: str, reported: list) -> bool:
+    """Whether the value at ``path`` holds something the YAML reading reported already (a recursive alias in
+    it, an unreadable scalar): what the validator then says of the whole value follows from that."""
+    return bool(path) and any(q.path.startswith((path + ".", path + "[")) for q in reported)
