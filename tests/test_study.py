@@ -376,3 +376,15 @@ def test_a_broken_case_hides_only_the_references_to_itself(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2, err
     assert err[0].startswith(f"{path}:3: cases[1]: '0.0.r.5'") and "no case '0.0.r.1' on board 'dual'" in err[1], err
+
+
+def test_a_broken_case_on_one_board_does_not_hide_the_same_case_missing_on_another(tmp_path, capsys):
+    text = ("name: a\nboards: {one: dual, two: dual}\ncases: ['one: 0.0.r.5', 0.0.r.0]\nclaims:\n"
+            "  - slower: 'two: 0.0.r.5'\n    than: 'one: 0.0.r.0'\n    says: x\n    phenomenon: 1\n")
+    path = write(tmp_path, text)
+    assert main(["reproduce", str(path), "-o", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and "cases[0]" in err[0] and "no case '0.0.r.5' on board 'two'" in err[1], err
+    path = write(tmp_path, text.replace("'two: 0.0.r.5'", "'one: 0.0.r.5'"))
+    assert main(["reproduce", str(path), "-o", str(tmp_path / "out")]) == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1

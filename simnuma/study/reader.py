@@ -51,14 +51,14 @@ class _Invalid(Exception):
     """Raised inside the reader after a problem was recorded, to skip the rest of an entry."""
 
 
-def _case_text(entry) -> str | None:
-    """The case a one-case entry of 'cases' (``CASE`` or ``LABEL: CASE``) means, in canonical form; None for a
-    mapping, or text that does not parse as a case."""
+def _case_text(entry) -> tuple | None:
+    """``(board label or None, case in canonical form)``: what a one-case entry of 'cases' (``CASE`` or ``LABEL:
+    CASE``) means; None for a mapping, or text that does not parse as a case."""
     if not isinstance(entry, str):
         return None
     m = _BOARD_PREFIX.match(entry)
     try:
-        return parse_case(m.group(2) if m else entry).text
+        return (m.group(1) if m else None), parse_case(m.group(2) if m else entry).text
     except SpecError:
         return None
 
@@ -72,7 +72,7 @@ class _StudyReader:
         self.problems = list(src.problems)
         # the cases broken entries of 'cases' meant (reported already: a reference to one follows from it);
         # None once an entry that is not one case text was broken
-        self.bad_cases: set[str] | None = set()
+        self.bad_cases: set[tuple] | None = set()
 
     # -- problems
     def err(self, path, message):
@@ -374,13 +374,15 @@ class _StudyReader:
             self.fail(path, str(exc))
         key = (label, canonical)
         if key not in cases_by_key:
-            self.missing_case(path, f"no case {canonical!r} on board {label!r} in this study's cases", canonical)
+            self.missing_case(path, f"no case {canonical!r} on board {label!r} in this study's cases", canonical, label)
         return key
 
-    def missing_case(self, path, message, canonical: str | None = None) -> NoReturn:
+    def missing_case(self, path, message, canonical: str | None = None, board: str | None = None) -> NoReturn:
         """Stop at a reference to a case (``canonical``; None: a group) the study lacks: reported, unless a
         broken entry of 'cases' may have meant it."""
-        if self.bad_cases is None or (self.bad_cases if canonical is None else canonical in self.bad_cases):
+        bad = self.bad_cases   # (board label, or None for every board; case) per broken entry
+        if bad is None or (bad if canonical is None else
+                           any(c == canonical and (b is None or board is None or b == board) for b, c in bad)):
             raise _Invalid()
         self.fail(path, message)
 
