@@ -352,6 +352,33 @@ def test_identification_in_closed_form():
     assert v.interval[1] == pytest.approx(lat.high)
 
 
+def test_a_trade_off_the_data_cannot_see_widens_the_interval_to_where_the_bounds_stop_it():
+    """One measurement, two parameters: the direction that moves no prediction is left out of the pseudo-
+    inverse's covariance, so the interval also spans how far that trade-off carries each parameter within the
+    bounds.  A parameter carried over most of its range is not identified; one carried a little has an
+    interval that reaches that far (and here, its correlation of 1 with the other says the rest)."""
+    quiet = [0.001]
+    # the prediction is 8 times as sensitive to the first: moving the second over its range moves the first 1/8
+    verdicts = classify([[0.8, 0.1]], quiet, [0.5, 0.5], independent=1)
+    first, second = verdicts["memory.latency"], verdicts["xbar.latency"]
+    assert not second.identified and "trades off exactly with memory.latency" in second.reason
+    assert first.reason.endswith("only a combination of the two is determined")
+    lat = PARAMETERS["memory.latency"]
+    low, high = first.interval
+    # the second can go 0.5 either way (to its bounds), which carries the first 0.5 / 8 of its range each way
+    assert (high - low) / (lat.high - lat.low) == pytest.approx(2 * 0.5 / 8, rel=0.05)
+
+
+def test_an_integer_is_not_identified_with_fewer_measurements_than_free_parameters():
+    """One measured reader, its window and the crossbar latency both free: another window fits as well once
+    the latency is refitted, so the window is not called fitted."""
+    board = one_node()
+    cal = calibrate(board, synthetic(board, ["0.0.r.0"]), fit=["xbar.latency", "core.window.r"], processes=1)
+    fits = {p.param.name: p for p in cal.parameters}
+    window = fits["core.window.r"]
+    assert not window.identified and window.note.startswith("2 free parameters for 1 independent measurement")
+
+
 def test_a_window_whose_values_all_fit_is_not_identified():
     """A single reader saturating a slow memory: every window from three up moves the same data."""
     board = one_node().with_parameters({"defaults.memory.bandwidth": "2 GB/s", "defaults.core.window.r": 4})

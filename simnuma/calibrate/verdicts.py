@@ -75,6 +75,7 @@ def _classify(search: _Search, fit: _Fit) -> dict:
     active = [j for j in range(n) if not unused[j]]
     sigma_u = np.full(n, np.inf)
     corr = np.zeros((n, n))
+    reach = {j: (fit.u[j], fit.u[j], "") for j in range(n)}   # how far trade-offs the data cannot see move it
     if active:
         Ja = J[:, active]
         cov = s2 * np.linalg.pinv(Ja.T @ Ja, rcond=1e-10)
@@ -84,11 +85,8 @@ def _classify(search: _Search, fit: _Fit) -> dict:
             c = np.nan_to_num(cov / np.sqrt(np.outer(diag, diag)), nan=0.0)
         corr[np.ix_(active, active)] = np.clip(c, -1.0, 1.0)
         rank = np.linalg.matrix_rank(Ja, tol=1e-6 * max(1.0, float(np.abs(Ja).max())))
-        if rank < len(active):
-            null = np.linalg.svd(Ja)[2][-1]  # the direction the data cannot see
-            for k, j in enumerate(active):
-                if abs(null[k]) > 0.3:
-                    sigma_u[j] = np.inf
+        for null in np.linalg.svd(Ja)[2][rank:]:   # every direction the data cannot see (pinv leaves them out)
+            _trade_off(reach, [active[k] for k in range(len(active))], null, fit.u, params)
     out = {}
     for j, p in enumerate(params):
         span = float(search.span[j])
@@ -96,12 +94,13 @@ def _classify(search: _Search, fit: _Fit) -> dict:
         if unused[j]:
             out[p.name] = _Verdict(False, reason=_NO_EFFECT)
             continue
-        if not math.isfinite(sigma_u[j]):
-            partner = max(correlations, key=lambda k: abs(correlations[k]), default="other parameters")
+        low_reach, high_reach, partner = reach[j]
+        if high_reach - low_reach > UNIDENTIFIED_WIDTH:
             out[p.name] = _Verdict(False, reason=f"it trades off exactly with {partner}: only a combination is"
                                                  " determined", correlations=correlations)
             continue
-        lo_u, hi_u = max(0.0, fit.u[j] - q * sigma_u[j]), min(1.0, fit.u[j] + q * sigma_u[j])
+        lo_u = max(0.0, min(fit.u[j] - q * sigma_u[j], low_reach))
+        hi_u = min(1.0, max(fit.u[j] + q * sigma_u[j], high_reach))
         interval = (p.low + lo_u * span, p.low + hi_u * span)
         width = hi_u - lo_u
         strongest = max(correlations, key=lambda k: abs(correlations[k]), default=None)
@@ -120,6 +119,26 @@ def _classify(search: _Search, fit: _Fit) -> dict:
                               reason=f"its 95% interval {text} spans {100 * width:.0f}% of its range")
         out[p.name] = verdict
     return out
+
+
+def _trade_off(reach: dict, columns: list, null, u, params) -> None:
+    """Widen ``reach`` (scaled ``(low, high, partner)`` per parameter) by how far ``null``, a direction of the
+    parameters (``columns``) that moves no prediction, can carry each of them before another leaves its range."""
+    steps = []
+    for sign in (1.0, -1.0):   # the longest step each way that keeps every parameter within [0, 1]
+        t = math.inf
+        for k, j in enumerate(columns):
+            v = sign * float(null[k])
+            if abs(v) > 1e-12:
+                t = min(t, (1.0 - u[j]) / v if v > 0 else -u[j] / v)
+        steps.append(0.0 if not math.isfinite(t) else max(t, 0.0))
+    for k, j in enumerate(columns):
+        moved = (u[j] + steps[0] * float(null[k]), u[j] - steps[1] * float(null[k]))
+        low, high, partner = reach[j]
+        if min(moved) < low or max(moved) > high:
+            others = [(abs(float(null[i])), params[c].name) for i, c in enumerate(columns) if c != j]
+            partner = max(others)[1] if others else partner
+        reach[j] = (min(low, *moved), max(high, *moved), partner)
 
 
 def _at_bound(u: float, gradient: float) -> str:
@@ -144,6 +163,7 @@ def _integer_verdicts(search: _Search, best: _Fit) -> dict:
     """
     s2, q = _noise(search, best)
     threshold = best.cost + q * q * s2
+    free = len(search.continuous) + len(search.integers)
     out = {}
     for k, p in enumerate(search.integers):
         costs: dict[int, float] = {}   # the integer's value -> the least cost seen at it
@@ -160,6 +180,10 @@ def _integer_verdicts(search: _Search, best: _Fit) -> dict:
         elif pushing:
             out[p.name] = _Verdict(True, interval=(low, high), reason=f"the measurements want it {pushing} its bound",
                                    width=(high - low + 1) / (p.high - p.low + 1))
+        elif free > search.ev.independent:   # its other values were costed with the rest as screened, not refitted
+            out[p.name] = _Verdict(False, interval=(low, high),
+                                   reason=f"{free} free parameters for {search.ev.independent} independent"
+                                          " measurement(s): with the others refitted, other values may fit as well")
         elif high - low + 1 > max(2, (p.high - p.low + 1) // 2):
             out[p.name] = _Verdict(False, interval=(low, high),
                                    reason=f"values {low}..{high} fit within the 95% level: most of its range"
