@@ -213,6 +213,11 @@ def test_calibrated_board_file_round_trip(round_trip):
     assert "probe lookup (no probe on this board)" in text           # undetermined: untouched
     record = read_calibration_record(text)
     assert record["cases"] == ["0.0.r.0", "0.0.w.0", "0.0.l.0"]
+    # what the fit's numbers came from: the board it started from, the board it wrote, the seed
+    from simnuma.runner import board_hash
+
+    assert record["board_hash"] == board_hash(board) and record["calibrated_board_hash"] == board_hash(fitted)
+    assert record["seed"] == 1 and record["board_hash"] != record["calibrated_board_hash"]
     assert record["measurements"] == ["synthetic.json"]
     assert set(record["fitted"]) == {"memory.latency", "memory.efficiency", "core.window.r"}
     assert set(record["not_identified"]) == {"probe.lookup", "link.latency"}

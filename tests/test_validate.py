@@ -223,7 +223,16 @@ def test_cli_validate_writes_the_report(tmp_path):
     assert "mean |error|" in done.stdout
     table = list(csv.DictReader((out / "validation.csv").open()))
     assert [r["case"] for r in table] == ["0.0.r.0 0.1.r.0", "0.0.w.0 + 0.1.r.0@0.5GB/s"]
-    assert json.loads((out / "validation.json").read_text())["excluded_cases"] == ["0.0.r.0"]
+    report = json.loads((out / "validation.json").read_text())
+    assert report["excluded_cases"] == ["0.0.r.0"]
+    # what the predictions came from: the board's parameters and the seed, in every output
+    from simnuma.runner import board_hash
+    from simnuma.topology import load_topology
+
+    digest = board_hash(load_topology(str(board)))
+    assert report["board_hash"] == digest and report["seed"] == 1
+    assert f"hash {digest}) against" in done.stdout and ", seed 1" in done.stdout
+    assert f"hash {digest}" in (out / "validation.md").read_text()
 
 
 @pytest.mark.parametrize("board_text, entries, message", [

@@ -11,6 +11,7 @@ import numpy as np
 from ..tables import text_table
 from .rows import ModelRow, worst_row
 from .. import __version__
+from ..runner import board_hash
 from ..measurements import MeasurementSet
 from ..topology import Topology
 from .parameters import PARAMETERS, FreeParameter, _round
@@ -154,6 +155,7 @@ class Calibration:
     correlation: dict = field(default_factory=dict)   # {"parameters": [names], "matrix": [[r]]} of the fitted ones
     independent: int = 0                           # measurements that are not identities
     free_parameters: int = 0                       # parameters the search moved (those that could matter)
+    seed: int = 1                                  # of every simulation of the fit
 
     @property
     def fitted(self) -> list:
@@ -187,6 +189,9 @@ class Calibration:
             "version": __version__,
             "date": self.date,
             "board": self.prior_topology.name,
+            "board_hash": board_hash(self.prior_topology),
+            "calibrated_board_hash": board_hash(self.topology),
+            "seed": self.seed,
             "measurements": list(self.data.files),
             "machine": self.data.machine.to_dict(),
             "cases": [c.name for c in self.cases],
@@ -214,8 +219,9 @@ class Calibration:
 
     def render_text(self) -> str:
         """The terminal report: the fit per measurement, then per parameter."""
-        out = [f"calibrated board {self.prior_topology.name!r} on {', '.join(self.data.files)}"
-               f" ({len(self.cases)} cases, {len(self.rows)} measurements)", ""]
+        out = [f"calibrated board {self.prior_topology.name!r} (hash {board_hash(self.prior_topology)}) on"
+               f" {', '.join(self.data.files)} ({len(self.cases)} cases, {len(self.rows)} measurements, seed"
+               f" {self.seed}); the calibrated board's hash {board_hash(self.topology)}", ""]
         out += text_table(["case", "metric", "measured", "fitted", "residual"], [r.cells() for r in self.rows])
         out.append(f"mean |residual| {self.mean_abs_residual_percent:.1f}%, worst {self.worst.residual_percent:+.1f}%"
                    f" ({self.worst.measurement.key})")

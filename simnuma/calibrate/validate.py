@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import __version__
+from ..runner import board_hash
 from ..errors import CalibrationError
 from ..measurements import MeasurementSet
 from ..tables import text_table
@@ -116,6 +117,8 @@ class Validation:
     wall_seconds: float
     date: str = field(default_factory=lambda: _dt.date.today().isoformat())
     include_untrusted: bool = False
+    board_hash: str = ""     # the parameters the predictions came from (simnuma.runner.board_hash)
+    seed: int = 1
 
     @property
     def warnings(self) -> list:
@@ -185,6 +188,8 @@ class Validation:
             "date": self.date,
             "board": self.board,
             "board_source": self.board_source,
+            "board_hash": self.board_hash,
+            "seed": self.seed,
             "calibration": self.record,
             "measurements": list(self.data.files),
             "machine": self.data.machine.to_dict(),
@@ -199,7 +204,8 @@ class Validation:
 
     # -- renderings
     def _header_lines(self) -> list:
-        lines = [f"board {self.board!r} ({self.board_source}) against {', '.join(self.data.files)}"]
+        lines = [f"board {self.board!r} ({self.board_source}, hash {self.board_hash}) against"
+                 f" {', '.join(self.data.files)}, seed {self.seed}"]
         if self.record is None:
             lines.append("the board carries no calibration record: every measured case is predicted")
         else:
@@ -380,7 +386,7 @@ def validate(topology, data: MeasurementSet, board_text: str | None = None, proc
     rows = [ValidationRow(m, p) for m, p in zip(remaining, predicted)]
     return Validation(board=topology.name, board_source=topology.source, record=record, data=remaining, rows=rows,
                       excluded_cases=excluded, wall_seconds=time.perf_counter() - started,
-                      include_untrusted=include_untrusted)
+                      include_untrusted=include_untrusted, board_hash=board_hash(topology), seed=seed)
 
 
 # ------------------------------------------------------------------ files
