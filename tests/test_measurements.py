@@ -170,6 +170,16 @@ def test_reference_duplicate_measurement(tmp_path):
         load_measurements(_reference(tmp_path, [entry, dict(entry, value=109)]))
 
 
+def test_the_same_threads_in_another_order_are_the_same_measurement(tmp_path):
+    entry = {"case": "0.0.r.0 0.1.r.0", "metric": "thread_GBps", "thread": "0.0.r.0", "value": "1.2 GB/s",
+             "source": "x"}
+    with pytest.raises(CalibrationError, match=r"measured twice \(also measurements\[0\], its threads perhaps in"):
+        load_measurements(_reference(tmp_path, [entry, dict(entry, case="0.1.r.0  0.0.r.0", value="1.3 GB/s")]))
+    # the other thread of the pair is another measurement
+    other = dict(entry, case="0.1.r.0 0.0.r.0", thread="0.1.r.0")
+    assert len(load_measurements(_reference(tmp_path, [entry, other])).measurements) == 2
+
+
 def test_reference_wrong_format(tmp_path):
     with pytest.raises(CalibrationError, match="simnuma-reference/1"):
         load_measurements(_reference(tmp_path, [], format="simnuma-reference/9"))

@@ -135,6 +135,11 @@ class Measurement:
         """Unique within a set: the case and the label."""
         return f"{self.case.name} | {self.label}"
 
+    @property
+    def workload_key(self) -> tuple:
+        """The same for the same threads listed in another order: what two measurements of one thing share."""
+        return tuple(sorted(self.case.threads)), tuple(sorted(self.case.background)), self.label
+
     def to_dict(self) -> dict:
         out = {"case": self.case.name, "threads": list(self.case.threads),
                "background": list(self.case.background), "metric": self.metric, "label": self.label,

@@ -30,12 +30,12 @@ def load_measurements(sources, topology=None, tool_case: str | None = None) -> M
         if other.machine.key != first.machine.key:
             raise CalibrationError(f"{other.files[0]}: measured on {other.machine.description}, but"
                                    f" {first.files[0]} on {first.machine.description}: one machine at a time")
-    seen: dict[str, str] = {}   # measurement key -> the file it is in
+    seen: dict[tuple, str] = {}   # what a measurement measures (threads in any order) -> the file it is in
     for s in sets:
         for m in s.measurements:
-            if m.key in seen:
-                raise CalibrationError(f"{m.origin}: {m.key} is measured twice (also in {seen[m.key]})")
-            seen[m.key] = m.origin
+            if m.workload_key in seen:
+                raise CalibrationError(f"{m.origin}: {m.key} is measured twice (also in {seen[m.workload_key]})")
+            seen[m.workload_key] = m.origin
     measurements = tuple(m for s in sets for m in s.measurements)
     files = tuple(f for s in sets for f in s.files)
     return MeasurementSet(measurements, first.machine, files)

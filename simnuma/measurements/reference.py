@@ -56,12 +56,13 @@ class _Reference:
         if not isinstance(entries, list) or not entries:
             self.fail(("measurements",), "expected a non-empty list of measurements")
         out = []
-        seen: dict[str, int] = {}   # measurement key -> its index
+        seen: dict[tuple, int] = {}   # what a measurement measures (threads in any order) -> its index
         for i, entry in enumerate(entries):
             m = self.entry(entry, ("measurements", i), machine, size, baseline, sources)
-            if m.key in seen:
-                self.fail(("measurements", i), f"{m.key} is measured twice (also measurements[{seen[m.key]}])")
-            seen[m.key] = i
+            if m.workload_key in seen:
+                self.fail(("measurements", i), f"{m.key} is measured twice (also measurements"
+                                               f"[{seen[m.workload_key]}], its threads perhaps in another order)")
+            seen[m.workload_key] = i
             out.append(m)
         return MeasurementSet(tuple(out), machine, (self.shown,))
 
