@@ -667,6 +667,9 @@ def test_a_moved_value_is_written_to_the_board_and_said_so(round_trip):
     assert "set by simnuma calibrate on synthetic.json (memory.efficiency not identified: its 95%" in line
     again = calibrated_yaml(moved, text, ["synthetic.json"])          # the note is replaced, not repeated
     assert next(x for x in again.splitlines() if x.strip().startswith("efficiency:")).count("simnuma calibrate") == 1
+    # the terminal does not call it kept
+    row = next(x for x in moved.render_text().splitlines() if x.startswith("memory.efficiency"))
+    assert "not identified, moved" in row and "kept" not in row
 
 
 def test_a_hold_the_measurements_reject_leaves_the_parameter_fitted(monkeypatch):

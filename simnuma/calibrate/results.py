@@ -232,7 +232,9 @@ class Calibration:
         rows = []
         for p in self.parameters:
             value = "-" if p.value is None else p.param.format(p.value)
-            state = ("fitted, at a bound" if p.at_bound else "fitted") if p.identified else "not identified, kept"
+            moved = p.value is not None and p.prior is not None and p.value != p.prior
+            state = (("fitted, at a bound" if p.at_bound else "fitted") if p.identified
+                     else "not identified, moved" if moved else "not identified, kept")
             rows.append([p.param.name, value, p.interval_text(), "-" if p.prior is None else p.param.format(p.prior),
                          p.param.bounds_text, state, p.partner_text() if p.identified else "-", p.note])
         out += text_table(["parameter", "value", "95% interval", "prior", "bounds", "", "strongest correlation",
