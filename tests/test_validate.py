@@ -240,6 +240,9 @@ def test_cli_validate_writes_the_report(tmp_path):
      "nothing is left to validate"),
     (BOARD.replace("name: onenode", "name: other"), ["{case: 0.0.r.0, metric: thread_GBps, value: 2.0, source: x}"],
      "not on board 'other'"),
+    # another board's measurements are refused as such even when its record names every case measured
+    (with_record(["0.0.r.0"]).replace("name: onenode", "name: other"),
+     ["{case: 0.0.r.0, metric: thread_GBps, value: 2.0, source: x}"], "not on board 'other'"),
     (BOARD, ["{case: 0.2.r.0, metric: thread_GBps, value: 2.0, source: x}"],
      "measurements[0].case: '0.2.r.0': node 0 has 2 cores (0..1), no core 2"),
 ])

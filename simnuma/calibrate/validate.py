@@ -31,6 +31,7 @@ from ..measurements import MeasurementSet
 from ..tables import text_table
 from ..topology import load_topology
 from .boardfile import read_calibration_record
+from .cases import check_measurements
 from .fit import predict
 from .results import overfit_warning
 from .rows import ModelRow, mean_abs_error_percent, number_text, worst_row
@@ -375,6 +376,7 @@ def validate(topology, data: MeasurementSet, board_text: str | None = None, proc
     """
     started = time.perf_counter()
     topology = load_topology(topology)
+    check_measurements(topology, data)   # another machine's measurements are refused as such, first
     record = read_calibration_record(board_text) if board_text else None
     used = set(record["cases"]) if record else set()
     excluded = [c.name for c in data.cases if c.name in used]
