@@ -100,7 +100,8 @@ def cmd_build(args) -> int:
         return 0
     built = build_binary(force=args.force)
     state = "cached" if built.cached else "built"
-    print(f"{built.path}  ({state}: {shlex.join(built.command)})")
+    print(built.path)   # alone on stdout: stride=$(simnuma bench build)
+    print(f"{state}: {shlex.join(built.command)}", file=sys.stderr)
     return 0
 
 
