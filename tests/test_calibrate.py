@@ -222,7 +222,7 @@ def test_calibrated_board_file_round_trip(round_trip):
     assert set(record["fitted"]) == {"memory.latency", "memory.efficiency", "core.window.r"}
     assert set(record["not_identified"]) == {"probe.lookup", "link.latency"}
     assert "no fitted prediction depends on it" in record["not_identified"]["probe.lookup"]
-    assert "#   probe.lookup kept at 20 ns: not identified (no fitted prediction depends on it)" in text
+    assert "#   probe.lookup kept at 20 ns: not identified (no fitted prediction depends on it near the fit)" in text
     assert "#   memory.latency = " in text and "(95%: " in text and "strongest correlation" in text
     again = calibrated_yaml(cal, text, ["synthetic.json"])          # re-calibrating replaces the block and notes
     assert again.count("simnuma-calibration:") == 1
@@ -265,7 +265,7 @@ def test_a_parameter_that_follows_another_is_said_to_follow_it(tmp_path):
     assert lookup != load_topology("quartet").node(0).probe_lookup_ns
     assert board.node(0).probe_occupancy_ns == lookup
     shown = PARAMETERS["probe.lookup"].format(lookup)   # as the board's comments give every value
-    assert (f"probe.occupancy not identified (no fitted prediction depends on it); not given, so as probe.lookup:"
+    assert (f"probe.occupancy not identified (no fitted prediction depends on it near the fit); not given, so as probe.lookup:"
             f" {shown}") in out.read_text()
 
 
@@ -344,7 +344,7 @@ def test_identification_in_closed_form():
         "xbar.latency"].reason
     # a column no prediction feels: no effect
     verdicts = classify(np.transpose([strong, [0.0] * 6]), quiet, [0.5, 0.5])
-    assert verdicts["xbar.latency"].reason == "no fitted prediction depends on it"
+    assert verdicts["xbar.latency"].reason == "no fitted prediction depends on it near the fit"
     # two nearly proportional columns: only their combination is determined, both are flagged
     twin = [x * 1.02 + 0.01 * (-1) ** i for i, x in enumerate(strong)]
     verdicts = classify(np.transpose([strong, twin]), quiet, [0.5, 0.5])

@@ -262,4 +262,4 @@ def overfit_warning(free_parameters: int, independent_measurements: int) -> str 
             " not all of them can be identified")
 
 
-_NO_EFFECT = "no fitted prediction depends on it"
+_NO_EFFECT = "no fitted prediction depends on it near the fit"
