@@ -384,6 +384,30 @@ def test_an_integer_is_not_identified_with_fewer_measurements_than_free_paramete
     assert not window.identified and window.note.startswith("2 free parameters for 1 independent measurement")
 
 
+def test_an_integer_on_its_bound_is_wanted_beyond_only_if_the_value_inside_is_worse_beyond_the_level():
+    """A window on its upper bound whose neighbour inside fits a hair worse (a flat stretch: the data have no
+    preference) is not 'wanted above its bound'; one whose neighbour is clearly worse is."""
+    from types import SimpleNamespace
+
+    from simnuma.calibrate.search import _Fit
+    from simnuma.calibrate.verdicts import _integer_verdicts
+
+    window = PARAMETERS["core.window.r"]   # 1..8
+
+    def verdict(costs):
+        best_value = min(costs, key=costs.get)
+        residual = np.array([costs[best_value] ** 0.5] + [0.0] * 11)   # 12 measurements: this cost at the best
+        search = SimpleNamespace(integers=[window], continuous=[], costs={(v,): c for v, c in costs.items()},
+                                 ev=SimpleNamespace(independent=12))
+        best = _Fit({window.name: best_value}, np.array([]), residual, np.zeros((12, 0)), 1, "", True)
+        return _integer_verdicts(search, best)[window.name]
+
+    flat = verdict({v: (0.0004 if v >= 4 else 0.05) * (1 + 1e-4 * (8 - v)) for v in range(1, 9)})
+    assert not flat.identified and flat.reason.startswith("values 4..8 fit within the 95% level")
+    steep = verdict({v: 0.0004 + 0.01 * (8 - v) for v in range(1, 9)})
+    assert steep.identified and steep.reason == "the measurements want it above its bound"
+
+
 def test_a_window_whose_values_all_fit_is_not_identified():
     """A single reader saturating a slow memory: every window from three up moves the same data."""
     board = one_node().with_parameters({"defaults.memory.bandwidth": "2 GB/s", "defaults.core.window.r": 4})

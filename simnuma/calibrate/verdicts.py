@@ -174,7 +174,8 @@ def _integer_verdicts(search: _Search, best: _Fit) -> dict:
         low, high = min(good), max(good)
         known = sorted(costs.values())
         inward = costs.get(value - 1 if value == p.high else value + 1, math.inf)
-        pushing = ("above" if value == p.high else "below") if value in (p.low, p.high) and inward > best.cost else ""
+        # at a bound, the measurements want it beyond only if the value inside it is worse beyond the 95% level
+        pushing = ("above" if value == p.high else "below") if value in (p.low, p.high) and inward > threshold else ""
         if len(known) > 1 and known[-1] - known[0] <= 1e-9 * max(known[-1], 1e-12):
             out[p.name] = _Verdict(False, reason=_NO_EFFECT)
         elif pushing:
