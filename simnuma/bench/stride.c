@@ -743,15 +743,19 @@ static void read_allowed(host_info *host)
                                (unsigned long)MPOL_F_MEMS_ALLOWED) == 0;
 }
 
-static int cpu_allowed(const host_info *host, int cpu)
+/* Whether the process may run on cpu (context: the host_info). */
+static int cpu_allowed(const void *context, int cpu)
 {
+    const host_info *host = context;
     if (!host->allowed_cpus)
         return 1;
     return cpu >= 0 && CPU_ISSET_S((size_t)cpu, host->allowed_size, host->allowed_cpus);
 }
 
-static int mem_allowed(const host_info *host, int node)
+/* Whether the process may put memory on node (context: the host_info). */
+static int mem_allowed(const void *context, int node)
 {
+    const host_info *host = context;
     const size_t bits = 8 * sizeof(unsigned long);
     if (!host->mems_known)
         return 1;
@@ -772,14 +776,13 @@ static void append_range(char *out, size_t size, int first, int last)
         snprintf(out + used, size - used, "%s%d-%d", used ? "," : "", first, last);
 }
 
-/* The ids below count that are members (member(host, id)) as a list ("0-3,8"), "none" when there are none. */
-static const char *id_list(const host_info *host, int count, int (*member)(const host_info *, int),
-                           char *out, size_t size)
+/* The ids below count that are members (member(context, id)) as a list ("0-3,8"), "" when there are none. */
+static const char *id_list(const void *context, int count, int (*member)(const void *, int), char *out, size_t size)
 {
     out[0] = '\0';
     int first = -1;
     for (int id = 0; id <= count; id++) {
-        int in = id < count && member(host, id);
+        int in = id < count && member(context, id);
         if (in && first < 0)
             first = id;
         if (!in && first >= 0) {
@@ -787,21 +790,23 @@ static const char *id_list(const host_info *host, int count, int (*member)(const
             first = -1;
         }
     }
-    if (!out[0])
-        snprintf(out, size, "none");
     return out;
 }
 
 /* The allowed CPUs as a cpulist ("0-3,8"), "none" when empty. */
 static const char *allowed_cpu_list(const host_info *host, char *out, size_t size)
 {
-    return id_list(host, (int)(host->allowed_size * 8), cpu_allowed, out, size);
+    if (!id_list(host, (int)(host->allowed_size * 8), cpu_allowed, out, size)[0])
+        snprintf(out, size, "none");
+    return out;
 }
 
-/* The allowed memory nodes as a list ("0-1,3"). */
+/* The allowed memory nodes as a list ("0-1,3"), "none" when empty. */
 static const char *allowed_mem_list(const host_info *host, char *out, size_t size)
 {
-    return id_list(host, NODEMASK_BITS - 1, mem_allowed, out, size);
+    if (!id_list(host, NODEMASK_BITS - 1, mem_allowed, out, size)[0])
+        snprintf(out, size, "none");
+    return out;
 }
 
 static void discover_host(host_info *host, const char *sysfs_root)
@@ -946,21 +951,23 @@ static void parse_spec(const char *text, int background, thread_spec *spec)
     snprintf(spec->label, sizeof spec->label, "%s", raw);
 }
 
+typedef struct {
+    const host_info *host;
+    const node_info *node;
+} node_view;
+
+/* Whether the process may run on core c of a node (context: a node_view). */
+static int core_allowed(const void *context, int c)
+{
+    const node_view *view = context;
+    return cpu_allowed(view->host, view->node->cpus[c]);
+}
+
 /* The cores (indices in the node's cpulist) of a node that the process may use, as "0-3,8", or "". */
 static const char *allowed_cores(const host_info *host, const node_info *node, char *out, size_t size)
 {
-    out[0] = '\0';
-    int first = -1;
-    for (int c = 0; c <= node->ncpus; c++) {
-        int in = c < node->ncpus && cpu_allowed(host, node->cpus[c]);
-        if (in && first < 0)
-            first = c;
-        if (!in && first >= 0) {
-            append_range(out, size, first, c - 1);
-            first = -1;
-        }
-    }
-    return out;
+    const node_view view = {host, node};
+    return id_list(&view, node->ncpus, core_allowed, out, size);
 }
 
 /*
