@@ -138,9 +138,8 @@ def _chase_slowdown(host: Host, home: int, costs: dict, size_bytes, pages: str, 
     if node is None or len(node.cpus) < 2 or "l" not in costs or "r" not in costs:
         return None
     try:
-        report = run([f"{home}.0.l.{home}"], (f"{home}.{second_core(host, node)}.r.{home}",), size_bytes=size_bytes,
-                     reps=PROBE_REPS,
-                     host=host, pages=pages)
+        reader = f"{home}.{second_core(host, node)}.r.{home}"
+        report = run([f"{home}.0.l.{home}"], (reader,), size_bytes=size_bytes, reps=PROBE_REPS, host=host, pages=pages)
     except BenchError:
         return None
     chase = [t for t in report.get("threads", ()) if t.get("role") == "foreground"]

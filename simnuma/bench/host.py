@@ -132,6 +132,10 @@ class Host:
                 return n
         return None
 
+    def may_use(self, cpu: int) -> bool:
+        """Whether this process may run on ``cpu`` (True where its affinity is not known)."""
+        return self.allowed_cpus is None or cpu in self.allowed_cpus
+
     def siblings(self, cpu: int) -> tuple:
         """The other hardware threads of ``cpu``'s core (empty when none, or unknown)."""
         for group in self.thread_siblings:
@@ -422,8 +426,8 @@ def _place(host: Host, spec: ThreadSpec) -> int:
         raise SpecError(f"'{label}': node {spec.node} has {len(node.cpus)} CPUs (cores 0..{len(node.cpus) - 1}),"
                         f" no core {spec.core}")
     cpu = node.cpus[spec.core]
-    if host.allowed_cpus is not None and cpu not in host.allowed_cpus:
-        cores = format_cpulist(c for c, n in enumerate(node.cpus) if n in host.allowed_cpus)
+    if not host.may_use(cpu):
+        cores = format_cpulist(c for c, n in enumerate(node.cpus) if host.may_use(n))
         raise SpecError(f"'{label}': CPU {cpu} (node {spec.node} core {spec.core}) is not allowed to this process"
                         f" (allowed CPUs: {format_cpulist(host.allowed_cpus)}; a cpuset or CPU affinity restricts"
                         f" it); " + (f"allowed cores of this node: {cores}" if cores != "none"

@@ -156,17 +156,13 @@ class SuitePlan:
                         f" {format_bytes(node.memory_free_bytes)} free")
         return ""
 
-
     def _not_allowed(self, case: PlannedCase) -> list:
         """The CPUs the case's threads would run on that this process may not use (none when not known)."""
-        allowed = self.host.allowed_cpus
-        if allowed is None:
-            return []
         cpus = []
         for text in case.threads + case.background:
             spec = parse_spec(text)
             node = self.host.node(spec.node)
-            if node is not None and spec.core < len(node.cpus) and node.cpus[spec.core] not in allowed:
+            if node is not None and spec.core < len(node.cpus) and not self.host.may_use(node.cpus[spec.core]):
                 cpus.append(node.cpus[spec.core])
         return cpus
 

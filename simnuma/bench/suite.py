@@ -51,7 +51,7 @@ def _check_first_core_allowed(host: Host, home) -> None:
     """The suite measures from core 0 of the home node (its probe, its single threads, the chase): refuse at once,
     in one line, where this process may not use that CPU."""
     cpu = home.cpus[0]
-    if host.allowed_cpus is not None and cpu not in host.allowed_cpus:
+    if not host.may_use(cpu):
         raise BenchError(f"bench suite: it runs from core 0 of node {home.id} (CPU {cpu}), which this process may"
                          f" not use (allowed CPUs: {format_cpulist(host.allowed_cpus)}; a cpuset or CPU affinity"
                          f" restricts it); run it where that CPU is allowed (e.g. taskset -c {cpu},...)")
@@ -60,7 +60,7 @@ def _check_first_core_allowed(host: Host, home) -> None:
 def observe_scaling(entries: dict, host: Host, op: str) -> dict | None:
     """Do two threads on the home node move more data than one? With the reasons when they do not."""
     node = _home_node(host)
-    home, k = node.id, second_core(host, node) if len(node.cpus) >= 2 else 1
+    home, k = node.id, second_core(host, node)
     single = entries.get(f"{home}.0.{op}.{home}")
     pair = entries.get(f"{home}.0.{op}.{home} {home}.{k}.{op}.{home}")
     if not single or not pair or "error" in single or "error" in pair:

@@ -86,7 +86,7 @@ def _classify(search: _Search, fit: _Fit) -> dict:
         corr[np.ix_(active, active)] = np.clip(c, -1.0, 1.0)
         rank = np.linalg.matrix_rank(Ja, tol=1e-6 * max(1.0, float(np.abs(Ja).max())))
         for null in np.linalg.svd(Ja)[2][rank:]:   # every direction the data cannot see (pinv leaves them out)
-            _trade_off(reach, [active[k] for k in range(len(active))], null, fit.u, params)
+            _trade_off(reach, active, null, fit.u, params)
     out = {}
     for j, p in enumerate(params):
         span = float(search.span[j])
