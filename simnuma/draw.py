@@ -191,8 +191,7 @@ def _fit_figure(ax, unit: float, right_inches: float) -> None:
 
 
 def _default_title(topo) -> str:
-    links = sum(link.count for link in topo.links)
-    return (f"{topo.name}: {count(len(topo.nodes), 'node')}, {count(links, 'link')}, "
+    return (f"{topo.name}: {count(len(topo.nodes), 'node')}, {count(topo.link_count(), 'link')}, "
             f"diameter {count(topo.diameter(), 'hop')}, "
             f"coherence {topo.coherence}")
 

@@ -41,7 +41,7 @@ def render_text(topo) -> str:
 def _header(topo) -> str:
     title = f"board {topo.name}" + (f": {topo.description}" if topo.description else "")
     return (f"{title}\nsource {topo.source}; {count(len(topo.nodes), 'node')}, "
-            f"{count(sum(link.count for link in topo.links), 'link')}; "
+            f"{count(topo.link_count(), 'link')}; "
             f"coherence {topo.coherence}; routing {topo.routing}")
 
 
@@ -146,8 +146,7 @@ def cmd_check(args) -> int:
             for problem in exc.problems:
                 print(problem, file=sys.stderr)
             continue
-        links = sum(link.count for link in topo.links)
-        print(f"{path}: ok ({topo.name}: {count(len(topo.nodes), 'node')}, {count(links, 'link')})")
+        print(f"{path}: ok ({topo.name}: {count(len(topo.nodes), 'node')}, {count(topo.link_count(), 'link')})")
         warning = cycle_warning(topo)
         if warning:
             print(f"{path}: {warning}")

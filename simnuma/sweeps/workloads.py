@@ -112,7 +112,7 @@ def aggregates(topology, planned: list, metrics: list) -> dict:
     Latency aggregates come from the single-thread cases of the first op given (a read where there is one).
     The cases that deadlock are counted (``deadlocks``) and left out of the other aggregates.
     """
-    out: dict = {"links": sum(link.count for link in topology.links), "diameter": topology.diameter()}
+    out: dict = {"links": topology.link_count(), "diameter": topology.diameter()}
     stuck = [p for p, m in zip(planned, metrics) if m["bottleneck"] == "deadlock"]
     if stuck:
         out["deadlocks"] = len(stuck)   # every simulation of the configuration, those its aggregates need too

@@ -260,6 +260,10 @@ class Topology:
         ids = self.node_ids
         return [[self.hops(a, b) for b in ids] for a in ids]
 
+    def link_count(self) -> int:
+        """The board's coherent links, each of a pair in parallel (``count``) counted."""
+        return sum(link.count for link in self.links)
+
     def diameter(self) -> int:
         """The largest route hop count on the board."""
         return max((len(r) - 1 for r in self._routes.values()), default=0)
