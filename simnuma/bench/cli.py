@@ -53,8 +53,10 @@ def register(sub) -> None:
 
     host = bsub.add_parser("host", help="write a board description (topology YAML) of this machine")
     host.add_argument("-o", "--output", metavar="FILE.yaml", help="write here (default: stdout)")
-    host.add_argument("--name", help="the board's name (default: host-<hostname>)")
-    host.add_argument("--sysfs", default="/sys", metavar="ROOT", help="read the machine from ROOT (default /sys)")
+    host.add_argument("--name", help="the board's name (default: host-<hostname>, or host-<folder> for --sysfs)")
+    host.add_argument("--sysfs", default="/sys", metavar="ROOT",
+                      help="read the machine from ROOT (default /sys); for a copy of another machine's sysfs, its"
+                           " CPU model from ROOT/cpuinfo (a copy of its /proc/cpuinfo) where there is one")
     host.add_argument("--memory-bandwidth", metavar="BW",
                       help="peak DRAM bandwidth per node from the machine's specification, e.g. '307.2 GB/s'"
                            " (channels x transfer rate x 8 B); single-thread cases cannot determine it")

@@ -18,6 +18,10 @@ Everything comes from files, so a fixture tree can stand in for ``/sys``:
   thread_siblings_list``, where readable;
 - transparent huge pages (the mode and the huge page size) and the cpufreq
   governor, where readable;
+- the CPU model and the hypervisor flag from ``/proc/cpuinfo``; for any other
+  ROOT (a copy of another machine's sysfs) from ``ROOT/cpuinfo``, a copy of
+  that machine's ``/proc/cpuinfo``, where there is one (the model is
+  ``unknown`` without it, and so is the kernel);
 - on the real ``/sys`` only, the CPUs this process may run on (its affinity:
   a cpuset, ``taskset``, ``numactl`` or a batch scheduler restricts it) and the
   memory nodes its cpuset allows (``Mems_allowed_list`` of ``/proc/self/status``).
@@ -298,8 +302,10 @@ def _llc_bytes(caches: tuple) -> int:
     return max(c.size_bytes for c in data if c.level == top)
 
 
-def _cpuinfo() -> str:
-    return _read(Path("/proc/cpuinfo")) or ""
+def _cpuinfo(root: Path, real: bool) -> str:
+    """This machine's ``/proc/cpuinfo``; for a copy of another machine's sysfs, ``ROOT/cpuinfo`` if the copy
+    has one (a copy of that machine's ``/proc/cpuinfo``), else nothing: this machine's CPU is not that one's."""
+    return _read(Path("/proc/cpuinfo") if real else root / "cpuinfo") or ""
 
 
 def _cpu_model(cpuinfo: str) -> str:
@@ -357,8 +363,8 @@ def discover_host(sysfs_root="/sys") -> Host:
         if n.cpus:
             governor = _read(root / f"devices/system/cpu/cpu{n.cpus[0]}/cpufreq/scaling_governor") or None
             break
-    cpuinfo = _cpuinfo()
     real = str(sysfs_root) == "/sys"   # a fixture tree's CPUs and nodes need not be this kernel's
+    cpuinfo = _cpuinfo(root, real)
     return Host(
         sysfs_root=str(sysfs_root),
         nodes=tuple(nodes),
@@ -368,7 +374,7 @@ def discover_host(sysfs_root="/sys") -> Host:
         transparent_hugepage=_thp_mode(root),
         cpufreq_governor=governor,
         cpu_model=_cpu_model(cpuinfo),
-        kernel=f"{platform.system()} {platform.release()}",
+        kernel=f"{platform.system()} {platform.release()}" if real else "unknown",
         numa_visible=bool(ids),
         hypervisor=bool(re.search(r"^flags\s*:.*\bhypervisor\b", cpuinfo, re.MULTILINE)),
         huge_page_bytes=_huge_page_bytes(root),

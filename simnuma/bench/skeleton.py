@@ -24,6 +24,7 @@ import re
 import socket
 from collections import Counter
 from itertools import combinations
+from pathlib import Path
 
 import networkx as nx
 
@@ -115,13 +116,21 @@ def infer_links(ids, rows) -> LinkInference:
 
 
 def _board_name(host: Host) -> str:
-    name = re.sub(r"[^A-Za-z0-9_-]+", "-", socket.gethostname()).strip("-") or "machine"
+    """``host-<hostname>``; for a copy of another machine's sysfs, named after its folder (``/data/epyc/sys``:
+    ``host-epyc``), since this machine's name is not that one's."""
+    if host.sysfs_root == "/sys":
+        raw = socket.gethostname()
+    else:
+        root = Path(host.sysfs_root).resolve()
+        raw = root.parent.name if root.name == "sys" else root.name
+    name = re.sub(r"[^A-Za-z0-9_-]+", "-", raw).strip("-") or "machine"
     return f"host-{name}"
 
 
 def _header(host: Host) -> list:
     lines = [
-        f"# Board description of this host, written by `simnuma bench host` from {host.sysfs_root}.",
+        f"# Board description of {'this host' if host.sysfs_root == '/sys' else 'a machine'}, written by"
+        f" `simnuma bench host` from {host.sysfs_root}.",
         f"# CPU: {host.cpu_model}; kernel: {host.kernel}; {len(host.nodes)} NUMA node(s), {host.cpu_count} CPUs;",
         f"# last-level cache {format_bytes(host.llc_bytes)}; transparent huge pages: {host.transparent_hugepage}.",
         "# Nodes, cores and links come from the machine.  Every value marked \"assumption\" is a",

@@ -674,7 +674,13 @@ static void read_caches(host_info *host)
 static void read_cpu_model(host_info *host)
 {
     static const char *keys[] = {"model name", "Model", "cpu model", "Hardware", "cpu", NULL};
-    char *cpuinfo = read_whole("/proc/cpuinfo");
+    /* Another machine's sysfs copy names its CPU in ROOT/cpuinfo (a copy of its /proc/cpuinfo), if at all. */
+    char path[PATH_MAX];
+    if (strcmp(host->sysfs_root, "/sys") == 0)
+        snprintf(path, sizeof path, "/proc/cpuinfo");
+    else
+        snprintf(path, sizeof path, "%s/cpuinfo", host->sysfs_root);
+    char *cpuinfo = read_whole(path);
     host->cpu_model[0] = '\0';
     for (int i = 0; cpuinfo && keys[i] && !host->cpu_model[0]; i++)
         find_field(cpuinfo, keys[i], host->cpu_model, sizeof host->cpu_model);

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 
 import pytest
 from benchutil import FIXTURE_NAMES, stride_json, sysfs
@@ -81,6 +82,20 @@ def test_native_and_python_discovery_agree(stride, name):
                 "cpufreq_governor", "cpus"):
         assert native[key] == python[key], key
     assert report["size_bytes"] == default_size_bytes(discover_host(sysfs(name)))
+
+
+def test_a_copy_of_another_machines_sysfs_names_its_cpu_only_from_its_own_cpuinfo(tmp_path, stride):
+    """This machine's /proc/cpuinfo says nothing of the machine a fixture tree was copied from."""
+    root = tmp_path / "sys"
+    shutil.copytree(sysfs("four_node"), root)
+    host = discover_host(root)
+    assert (host.cpu_model, host.kernel, host.hypervisor) == ("unknown", "unknown", False)
+    assert stride_json(stride, "--sysfs", root, "--resolve", "0.0.r.0")["host"]["cpu_model"] == "unknown"
+    (root / "cpuinfo").write_text("processor\t: 0\nmodel name\t: Dual Core AMD Opteron(tm) Processor 875\n"
+                                  "flags\t\t: fpu hypervisor\n")
+    host = discover_host(root)
+    assert host.cpu_model == "Dual Core AMD Opteron(tm) Processor 875" and host.hypervisor
+    assert stride_json(stride, "--sysfs", root, "--resolve", "0.0.r.0")["host"]["cpu_model"] == host.cpu_model
 
 
 def test_this_machine():

@@ -1,6 +1,8 @@
 """The board description written from a host: valid for the topology loader, links from the distances."""
 from __future__ import annotations
 
+import shutil
+
 import pytest
 from benchutil import FIXTURE_NAMES, call_cli, run_cli, sysfs
 
@@ -95,6 +97,16 @@ def test_cli_host_file_passes_topo_check(name, tmp_path, capsys):
     assert code == 0 and out == f"wrote {target}\n", err
     code, out, err = call_cli(capsys, "topo", "check", target)
     assert code == 0 and "ok" in out, err
+
+
+def test_a_copy_of_another_machines_sysfs_is_named_after_its_folder_not_this_host(tmp_path, capsys):
+    root = tmp_path / "epyc" / "sys"
+    shutil.copytree(sysfs("two_node"), root)
+    code, out, err = call_cli(capsys, "bench", "host", "--sysfs", root)
+    assert code == 0, err
+    assert "\nname: host-epyc\n" in out
+    assert f"# Board description of a machine, written by `simnuma bench host` from {root}." in out
+    assert "# CPU: unknown; kernel: unknown;" in out
 
 
 def test_cli_host_of_this_machine_in_a_fresh_process(tmp_path):
