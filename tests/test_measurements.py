@@ -81,7 +81,7 @@ def test_reference_with_background_threads_and_units(tmp_path):
     path = _reference(tmp_path, [
         {"case": "0.0.w.0 0.1.w.0", "background": ["1.0.r.1@0.5GB/s"], "metric": "thread_GBps",
          "thread": "0.1.w.0", "value": "800 MB/s", "source": "a lab notebook"},
-        {"case": "0.0.r.0", "metric": "thread_latency_ns", "value": "0.1 us", "source": "same"},
+        {"case": "0.0.l.0", "metric": "thread_latency_ns", "value": "0.1 us", "source": "same"},
     ])
     data = load_measurements(path)
     first, second = list(data)
@@ -106,6 +106,13 @@ def test_reference_with_background_threads_and_units(tmp_path):
      "not a thread of the case"),
     ({"case": "0.0.r.0", "metric": "memory_GBps", "node": 0, "value": "3 ns", "source": "x"}, "unit"),
     ({"case": "0.0.r.0", "metrc": "time_percent", "value": 1, "source": "x"}, "unknown key"),
+    ({"case": "0.0.r.0", "metric": "thread_latency_ns", "value": 95, "source": "x"},
+     "thread_latency_ns is a latency chase's time per access (op 'l'); '0.0.r.0' streams: give its thread_GBps"),
+    ({"case": "0.0.r.0", "metric": "thread_GBps", "value": 4.5e9, "source": "x"},
+     "4.5e+09 GB/s is beyond any memory system (at most 10000 GB/s); expected GB/s, got 4500000000.0"),
+    ({"case": "0.0.l.0", "metric": "thread_latency_ns", "value": "95 ms", "source": "x"}, "beyond any memory"),
+    ({"case": "0.0.r.0", "metric": "link_GBps", "link": "0->1", "value": "30 TB/s", "source": "x"},
+     "at most 10000 GB/s"),
 ])
 def test_reference_problems_are_one_line_with_file_and_line(tmp_path, entry, message):
     path = _reference(tmp_path, [{"case": "0.0.r.1", "metric": "time_percent", "value": 108, "source": "x"}, entry])

@@ -12,6 +12,12 @@ from ..yamlsrc import document_kind, load_yaml, path_text
 from .data import _LINK, METRICS, REFERENCE_FORMAT, MachineInfo, Measurement, MeasurementSet, parse_case
 
 
+# the largest value of a kind that a measurement of one thread, memory or link can have; beyond it a unit was
+# lost (bytes or MB per second read as GB/s, picoseconds as nanoseconds)
+_PLAUSIBLE = {"bandwidth": 10_000.0, "time": 1e6}
+_EXAMPLE = {"bandwidth": "4.5 GB/s", "time": "95 ns"}
+
+
 class _Reference:
     """Reads one reference dataset, raising on its first problem with file:line: key."""
 
@@ -135,6 +141,10 @@ class _Reference:
             self.fail(path, f"expected a number in {METRICS[metric][0]}, got {raw!r}")
         if not math.isfinite(value) or value <= 0:
             self.fail(path, f"expected a positive number, got {raw!r}")
+        unit, limit = METRICS[metric][0], _PLAUSIBLE.get(kind)
+        if limit is not None and value > limit:
+            self.fail(path, f"{value:g} {unit} is beyond any memory system (at most {limit:g} {unit});"
+                            f" expected {unit}, got {raw!r}: give the unit (e.g. '{_EXAMPLE[kind]}')")
         return value
 
     def subject(self, entry, metric, case, path) -> dict:
@@ -146,12 +156,15 @@ class _Reference:
                     self.fail(path, f"{metric} of a case with several threads needs 'thread'")
                 thread = case.threads[0]
             try:
-                label = parse_spec(thread).label
+                spec = parse_spec(thread)
             except SpecError as exc:
                 self.fail(path + ("thread",), str(exc))
-            if label not in case.threads + case.background:
-                self.fail(path + ("thread",), f"{label!r} is not a thread of the case {case.name!r}")
-            return {"thread": label}
+            if spec.label not in case.threads + case.background:
+                self.fail(path + ("thread",), f"{spec.label!r} is not a thread of the case {case.name!r}")
+            if metric == "thread_latency_ns" and spec.op != "l":
+                self.fail(path + ("metric",), f"thread_latency_ns is a latency chase's time per access (op 'l');"
+                                              f" {spec.label!r} streams: give its thread_GBps")
+            return {"thread": spec.label}
         if need == "node":
             node = entry.get("node")
             if isinstance(node, bool) or not isinstance(node, int) or node < 0:
