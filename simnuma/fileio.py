@@ -97,6 +97,18 @@ def _writable_place(path: Path) -> None:
         raise SimnumaError(f"{_named(path)}: cannot write here: {_named(parent)} is not a folder")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise SimnumaError(f"{_named(path)}: cannot write here: no permission to write in {_named(parent)}")
+    _try_creating_in(parent, path)
+
+
+def _try_creating_in(folder: Path, path: Path) -> None:
+    """Create and remove a file in ``folder``: permissions do not tell a read-only mount or a pseudo file system
+    (``/proc``), nor anything for root; SimnumaError naming ``path`` when the system refuses."""
+    try:
+        fd, name = tempfile.mkstemp(dir=folder, prefix=".simnuma-check-")
+    except OSError as exc:
+        raise SimnumaError(f"{_named(path)}: cannot write here: {exc.strerror or exc}") from None
+    os.close(fd)
+    os.unlink(name)
 
 
 def _named(path) -> str:
@@ -144,6 +156,7 @@ def check_output_file(path, option: str = "output file", inputs=()) -> Path:
         raise SimnumaError(f"{_named(path)}: is {what}, not a file simnuma may replace; choose another output path")
     if not os.access(path.parent, os.W_OK | os.X_OK):
         raise SimnumaError(f"{_named(path)}: cannot write here: no permission to write in {_named(path.parent)}")
+    _try_creating_in(path.parent, path)      # the new copy is written beside it, then renamed over it
     return path
 
 
@@ -169,6 +182,7 @@ def check_output_folder(path, option: str = "output folder") -> Path:
         raise SimnumaError(f"{_named(path)}: exists and is not a folder; choose another output folder")
     if not os.access(path, os.W_OK | os.X_OK):
         raise SimnumaError(f"{_named(path)}: cannot write here: no permission to write in it")
+    _try_creating_in(path, path)
     return path
 
 

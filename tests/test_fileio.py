@@ -13,7 +13,7 @@ import pytest
 
 from simnuma.cli import main
 from simnuma.errors import SimnumaError
-from simnuma.fileio import STAGING_PREFIX, OutputFolder, check_output_file, write_atomic
+from simnuma.fileio import STAGING_PREFIX, OutputFolder, check_output_file, check_output_folder, write_atomic
 
 from test_study import TINY, write
 
@@ -80,6 +80,21 @@ def test_an_unwritable_place_is_named(tmp_path):
         check_output_file(tmp_path / "a-file" / "sub" / "result.json")
     with pytest.raises(SimnumaError, match="exists and is not a folder"):
         OutputFolder(tmp_path / "a-file")
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+def test_a_place_the_system_refuses_is_named_before_any_work_even_for_root():
+    """Permissions do not tell a pseudo file system (or a read-only mount, or anything for root): a file is tried."""
+    with pytest.raises(SimnumaError, match=r"^/proc/result.json: cannot write here: "):
+        check_output_file("/proc/result.json")
+    with pytest.raises(SimnumaError, match=r"^/proc/fs: cannot write here"):
+        check_output_folder("/proc/fs")
+
+
+def test_the_check_leaves_nothing_behind(tmp_path):
+    check_output_file(tmp_path / "result.json")
+    check_output_folder(tmp_path)
+    assert list(tmp_path.iterdir()) == []
 
 
 # ---------------------------------------------------------------- the commands
