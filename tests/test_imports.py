@@ -1,6 +1,7 @@
 """Other tools' output as reference datasets: MLC, STREAM and likwid-bench, validated against a board."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ from simnuma import load_topology
 from simnuma.cli import main
 from simnuma.errors import SpecError
 from simnuma.formats.imports import parse_likwid, parse_mlc, parse_stream, reference_yaml
+from simnuma.formats.matrix import MLC_MB_PER_SEC, Matrices, mlc_text
 from simnuma.measurements import load_measurements
 
 TOOLS = Path(__file__).resolve().parent / "fixtures" / "tools"
@@ -21,6 +23,47 @@ def test_mlc_sections():
     assert data["latency"] == {(0, 0): 101.4, (0, 1): 136.9, (1, 0): 137.2, (1, 1): 101.1}
     assert data["bandwidth"][(0, 1)] == 2533.8
     assert data["loaded"][0] == (0, 312.45, 7987.1) and len(data["loaded"]) == 5
+    assert data["skipped"] == ["Measuring Peak Injection Memory Bandwidths for the system (line 8)",
+                               "Measuring cache-to-cache transfer latency (in ns) (line 39)"]
+
+
+def test_simnuma_matrix_output_reads_back_as_it_was_printed(tmp_path):
+    """`simnuma matrix` prints MLC's layout and units (MB/sec), so import and validate read it as written."""
+    m = Matrices("dual", "0123456789ab", (0, 1), [[100.0, 140.0], [141.0, 99.5]], [[1.73, 1.58], [1.57, 1.72]],
+                 [[3.34, 2.5], [2.51, 3.37]], {0: [(0.1, 1.2, 114.2), (0.5, 3.67, 136.0)]}, 1, "0.1.0")
+    text = mlc_text(m)
+    assert "\n      0\t  100.0\t  140.0\n" in text          # one tab after the row's node, as MLC prints it
+    data = parse_mlc(text)
+    assert data["latency"] == {(0, 0): 100.0, (0, 1): 140.0, (1, 0): 141.0, (1, 1): 99.5}
+    assert data["one_reader"] == pytest.approx({(0, 0): 1730.0, (0, 1): 1580.0, (1, 0): 1570.0, (1, 1): 1720.0})
+    assert data["bandwidth"] == pytest.approx({(0, 0): 3340.0, (0, 1): 2500.0, (1, 0): 2510.0, (1, 1): 3370.0})
+    assert data["loaded"] == [] and len(data["skipped"]) == 1 and data["skipped"][0].startswith("Loaded latencies")
+    doc = yaml.safe_load(reference_yaml("mlc", text, DUAL, "dual.mlc"))
+    values = {(m["case"], m["metric"]): m["value"] for m in doc["measurements"]}
+    assert values[("0.0.r.1", "thread_GBps")] == "1580.0 MB/s"
+    assert values[("1.0.r.0 1.1.r.0", "memory_GBps")] == "2510.0 MB/s"
+    assert "not imported: Loaded latencies per memory node" in doc["description"]
+    old = (text.replace("Measuring Memory Bandwidths between nodes within system", "Measuring memory bandwidths"
+                        " between nodes, every core of a node reading (GB/s)...")
+           .replace("Measuring Memory Bandwidths between nodes, one reader (simnuma: core 0 of the row's node)",
+                    "Measuring memory bandwidths between nodes, one reader (GB/s)...")
+           .replace(MLC_MB_PER_SEC, "").replace("2510.0", "2.51").replace("1580.0", "1.58"))
+    earlier = parse_mlc(old)                          # an earlier simnuma matrix printed GB/s in the titles
+    assert earlier["bandwidth"][(1, 0)] == pytest.approx(2510.0) and earlier["one_reader"][(0, 1)] == 1580.0
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda t: t.replace(" 4051.2", " -"), "line 24: node 0 to node 0 is '-'; expected a number"),
+    (lambda t: t.replace("\t 2530.5", ""), "line 25: the row of node 1 has 1 values for 2 columns"),
+    (lambda t: t.replace("Bandwidths are in MB/sec (1 MB/sec = 1,000,000 Bytes/sec)\nUsing all the threads from each"
+                         " core if Hyper-threading is enabled\nUsing Read-only", "Using Read-only"),
+     "line 18: a bandwidth grid that names no unit"),
+    (lambda t: t.replace("Using Read-only traffic type\n\t\tNuma", "Using 1:1 Reads-Writes traffic type\n\t\tNuma"),
+     "line 18: 'Measuring Memory Bandwidths between nodes within system' measured 1:1 reads-writes traffic"),
+])
+def test_a_damaged_or_other_mlc_grid_is_refused_with_its_line(edit, message):
+    with pytest.raises(SpecError, match=re.escape(message)):
+        parse_mlc(edit((TOOLS / "mlc-dual.txt").read_text()))
 
 
 def test_stream_and_likwid():
@@ -83,7 +126,7 @@ def test_import_then_validate_from_the_command_line(tmp_path, capsys):
     out = tmp_path / "stream.yaml"
     assert main(["import", "stream", str(TOOLS / "stream-1thread.txt"), "--board", "dual", "--case", "0.0.t.0",
                  "-o", str(out)]) == 0
-    assert "1 measurements of board dual" in capsys.readouterr().out
+    assert "1 measurement of board dual" in capsys.readouterr().out
     assert main(["validate", "dual", str(out), "--jobs", "1", "-o", str(tmp_path / "v")]) == 0
     assert "0.0.t.0" in capsys.readouterr().out
     assert main(["import", "mlc", str(tmp_path / "missing.txt"), "--board", "dual", "-o", str(tmp_path / "m.yaml")]) == 2

@@ -120,6 +120,7 @@ def cmd_import(args) -> int:
 
     from ..errors import SpecError, shown
     from ..fileio import UnreadableInput, check_output_file, read_input, write_atomic
+    from .. import tables
     from ..formats.imports import reference_yaml
     from ..topology import load_topology
 
@@ -137,7 +138,12 @@ def cmd_import(args) -> int:
     except SpecError as exc:
         raise SpecError(f"{name}: as {args.format} output: {exc}") from None
     write_atomic(args.output, out)
+    if args.format == "mlc":
+        from ..formats.imports import parse_mlc
+
+        for section in parse_mlc(text)["skipped"]:
+            print(f"note: {name}: not imported: {section}", file=sys.stderr)
     count = out.count("metric:")
-    print(f"wrote {args.output}: {count} measurements of board {topo.name}; check them with"
+    print(f"wrote {args.output}: {tables.count(count, 'measurement')} of board {topo.name}; check them with"
           f" simnuma validate {args.board} {args.output}")
     return 0

@@ -8,8 +8,9 @@ fits), every measurement with the case simnuma simulates for it.  The tools' con
   ``--loaded_latency``): MB/sec are 10^6 bytes a second; latencies are ns.  The idle latency
   matrix (row: the node the measuring thread runs on, column: the node its buffer is on) becomes
   the latency chase ``i.0.l.j``; the bandwidth matrix (every core of node i reading node j,
-  read-only traffic) the memory bandwidth of node j in the case of every core of node i reading
-  it; each loaded-latency line the chase ``0.0.l.0`` beside every other core reading its own
+  read-only traffic; another traffic type is refused) the memory bandwidth of node j in the case
+  of every core of node i reading it, and the one-reader grid ``simnuma matrix`` prints beside it
+  the bandwidth of the thread ``i.0.r.j``; each loaded-latency line the chase ``0.0.l.0`` beside every other core reading its own
   node's memory, each at an equal share of the measured bandwidth.
 * **STREAM** (``stream.c``): rates are MB/s of 10^6 bytes, counting 24 bytes a Triad iteration (8 B
   of ``a`` written, 8 B each of ``b`` and ``c`` read) and not the write-allocate fill of ``a``;
@@ -47,10 +48,13 @@ def detect_tool(text: str) -> str | None:
 
 
 def _grid_after(lines: list, start: int) -> dict:
-    """``{(row node, column node): value}`` of the MLC grid after line ``start`` ("Numa node" header rows)."""
+    """``{(row node, column node): value}`` of the MLC grid after line ``start`` ("Numa node" header rows).
+
+    A row of the grid that is not all numbers, or has another count of them than the header has columns, is a
+    SpecError naming its line (a damaged or edited output), never a shorter grid."""
     out = {}
     columns = None
-    for line in lines[start + 1:]:
+    for number, line in enumerate(lines[start + 1:], start + 2):
         words = line.split()
         if not words:
             if columns is not None and out:
@@ -63,34 +67,82 @@ def _grid_after(lines: list, start: int) -> dict:
             continue
         if columns is None:
             continue
-        if not words[0].isdigit() or len(words) != len(columns) + 1:
+        if not words[0].isdigit():
             break
+        if len(words) != len(columns) + 1:
+            raise SpecError(f"line {number}: the row of node {words[0]} has {len(words) - 1} values for"
+                            f" {len(columns)} columns")
         row = int(words[0])
         for col, value in zip(columns, words[1:]):
-            out[(row, col)] = float(value)
+            try:
+                out[(row, col)] = float(value)
+            except ValueError:
+                raise SpecError(f"line {number}: node {row} to node {col} is {value!r}; expected a number") from None
     return out
 
 
+def _section_lines(lines: list, k: int) -> str:
+    """The lines MLC prints under a section's title at line ``k`` before its data (units, traffic), lower case."""
+    return " ".join(lines[k:k + 5]).lower()
+
+
+def _bandwidth_unit_MBps(lines: list, k: int) -> float:
+    """MB/s per value of the bandwidth grid titled at line ``k``: MLC says 'Bandwidths are in MB/sec' under its
+    title; an earlier ``simnuma matrix`` wrote (GB/s) in it."""
+    around = _section_lines(lines, k)
+    if "mb/sec" in around:
+        return 1.0
+    if "(gb/s)" in around:
+        return 1000.0
+    raise SpecError(f"line {k + 1}: a bandwidth grid that names no unit; expected MLC's line 'Bandwidths are in"
+                    " MB/sec' under its title")
+
+
+def _read_only(lines: list, k: int) -> None:
+    """SpecError unless the section titled at line ``k`` measured read-only traffic (MLC's default), where it says."""
+    said = (re.match(r"^\s*using (.+) traffic type", line.lower()) for line in lines[k + 1:k + 5])
+    m = next((m for m in said if m), None)
+    if m and m.group(1).strip() != "read-only":
+        raise SpecError(f"line {k + 1}: {lines[k].strip()!r} measured {m.group(1).strip()} traffic; simnuma imports"
+                        " MLC's read-only traffic (its default), which its read threads make")
+
+
 def parse_mlc(text: str) -> dict:
-    """``{"latency": {(i, j): ns}, "bandwidth": {(i, j): MB/s}, "loaded": [(delay, ns, MB/s)]}`` of MLC's output."""
+    """MLC's output: ``{"latency": {(i, j): ns}, "bandwidth": {(i, j): MB/s}, "one_reader": {(i, j): MB/s},
+    "loaded": [(delay, ns, MB/s)], "skipped": [title (line N), ...]}``.
+
+    ``bandwidth`` is MLC's matrix (every core of node i reading node j); ``one_reader`` the grid of one reader
+    that ``simnuma matrix`` prints beside it.  Sections simnuma does not simulate as measured (MLC's peak
+    injection bandwidths, cache-to-cache transfers, ``simnuma matrix``'s loaded latencies per node) are listed
+    in ``skipped``."""
+    from .matrix import LOADED_TITLE
+
     lines = text.splitlines()
-    out: dict = {"latency": {}, "bandwidth": {}, "loaded": []}
+    out: dict = {"latency": {}, "bandwidth": {}, "one_reader": {}, "loaded": []}
+    skipped = []
     for k, line in enumerate(lines):
-        low = line.lower()
+        low = line.strip().lower()
         if low.startswith("measuring idle latencies"):
             out["latency"] = _grid_after(lines, k)
         elif low.startswith("measuring memory bandwidths between nodes"):
-            out["bandwidth"] = _grid_after(lines, k)
+            _read_only(lines, k)
+            scale = _bandwidth_unit_MBps(lines, k)
+            grid = {key: value * scale for key, value in _grid_after(lines, k).items()}
+            out["one_reader" if "one reader" in low else "bandwidth"] = grid
         elif low.startswith("measuring loaded latencies"):
+            _read_only(lines, k)
             for row in lines[k + 1:]:
                 m = re.match(rf"^\s*(\d+)\s+({_NUMBER})\s+({_NUMBER})\s*$", row)
                 if m:
                     out["loaded"].append((int(m.group(1)), float(m.group(2)), float(m.group(3))))
                 elif out["loaded"] and not row.strip():
                     break
+        elif low.startswith("measuring ") or low.startswith(LOADED_TITLE.lower()):
+            skipped.append(f"{line.strip().rstrip('.')} (line {k + 1})")
     if not any(out.values()):
         raise SpecError("no MLC measurement found: expected 'Measuring idle latencies', 'Measuring Memory Bandwidths"
                         " between nodes' or 'Measuring Loaded Latencies' sections")
+    out["skipped"] = skipped
     return out
 
 
@@ -141,6 +193,11 @@ def _measurements_mlc(data: dict, topology) -> list:
             _positive(mbps, f"the bandwidth from node {i} to node {j}", "MB/s")
             case = " ".join(f"{i}.{c}.r.{j}" for c in range(topology.node(i).cores))
             out.append({"case": case, "metric": "memory_GBps", "node": j, "value": f"{mbps} MB/s", "source": "mlc"})
+    for (i, j), mbps in sorted(data.get("one_reader", {}).items()):
+        if i in ids and j in ids:
+            _positive(mbps, f"one reader's bandwidth from node {i} to node {j}", "MB/s")
+            out.append({"case": f"{i}.0.r.{j}", "metric": "thread_GBps", "thread": f"{i}.0.r.{j}",
+                        "value": f"{mbps} MB/s", "source": "mlc"})
     first = topology.node_ids[0]
     others = [(n, c) for n in topology.node_ids for c in range(topology.node(n).cores) if (n, c) != (first, 0)]
     for delay, ns, mbps in data["loaded"]:
@@ -152,7 +209,7 @@ def _measurements_mlc(data: dict, topology) -> list:
         out.append({"case": f"{first}.0.l.{first} + {background}", "metric": "thread_latency_ns",
                     "thread": f"{first}.0.l.{first}", "value": f"{ns} ns", "source": "mlc",
                     "note": f"MLC inject delay {delay}: {mbps} MB/s in all, shared equally by the other cores"})
-    unknown = {n for pair in list(data["latency"]) + list(data["bandwidth"]) for n in pair} - ids
+    unknown = {n for key in ("latency", "bandwidth", "one_reader") for pair in data.get(key, {}) for n in pair} - ids
     if unknown:
         raise SpecError(f"the MLC output has NUMA nodes {sorted(unknown)} that board {topology.name!r} does not"
                         f" (nodes {sorted(ids)})")
@@ -179,9 +236,13 @@ def reference_yaml(fmt: str, text: str, topology, source_name: str, case: str | 
     from ..case import parse_case
     from ..workload import Workload
 
+    left_out = ""
     if fmt == "mlc":
-        measurements = _measurements_mlc(parse_mlc(text), topology)
+        data = parse_mlc(text)
+        measurements = _measurements_mlc(data, topology)
         citation = f"Intel Memory Latency Checker output, {source_name}"
+        if data["skipped"]:
+            left_out = "; not imported: " + "; ".join(data["skipped"])
     elif fmt in ("stream", "likwid"):
         if fmt == "stream":
             data = parse_stream(text)
@@ -207,6 +268,6 @@ def reference_yaml(fmt: str, text: str, topology, source_name: str, case: str | 
         c = parse_case(m["case"]).placed(topology)
         Workload.build(c.threads, c.background).check(topology)
     doc = {"format": "simnuma-reference/1", "name": re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{fmt}-{source_name}")[:60],
-           "board": topology.name, "description": f"{citation}, imported by simnuma import {fmt}",
+           "board": topology.name, "description": f"{citation}, imported by simnuma import {fmt}{left_out}",
            "sources": {fmt: citation}, "measurements": measurements}
     return dump_yaml(doc, sort_keys=False, width=120)

@@ -177,31 +177,45 @@ def compute_matrices(topology, workers: int = 1, cache_dir=None, seed: int = 1, 
     return Matrices(topology.name, digest, tuple(ids), latency, one, every, loaded, seed, __version__)
 
 
-def _grid(title: str, ids, values, fmt: str) -> list:
-    lines = [title, "\t\tNuma node", "Numa node\t" + "\t".join(f"{j:>7}" for j in ids)]
+MLC_MB_PER_SEC = "Bandwidths are in MB/sec (1 MB/sec = 1,000,000 Bytes/sec)"
+# simnuma's loaded latencies per memory node: a section MLC does not print (its own is one curve of the system)
+LOADED_TITLE = "Loaded latencies per memory node"
+
+
+def _grid(header: list, ids, values, fmt: str) -> list:
+    """A grid as MLC prints one: its header lines, then a tab before each column and after each row's node."""
+    lines = [*header, "\t\tNuma node", "Numa node\t" + "\t".join(f"{j:>7}" for j in ids)]
     for i, row in zip(ids, values):
-        lines.append(f"{i:>7}\t\t" + "\t".join(format(v, fmt).rjust(7) for v in row))
+        lines.append(f"{i:>7}\t" + "\t".join(format(v, fmt).rjust(7) for v in row))
     return lines
 
 
+def _MBps(rows) -> list:
+    return [[1000.0 * v for v in row] for row in rows]
+
+
 def mlc_text(m: Matrices) -> str:
-    """The matrices laid out as Intel MLC prints them (tab-separated grids, a header per measurement)."""
+    """The matrices laid out as Intel MLC prints them (tab-separated grids, a header per measurement, bandwidths
+    in MB/sec of 10^6 bytes), so that ``simnuma import mlc`` and ``simnuma validate`` read them back."""
     lines = [f"simnuma {m.version}: board {m.board} ({m.board_hash}), seed {m.seed}; simulated, as Intel MLC"
              " measures a machine", ""]
-    lines += _grid("Measuring idle latencies (in ns)...", m.nodes, m.latency_ns, ".1f") + [""]
+    lines += _grid(["Measuring idle latencies (in ns)..."], m.nodes, m.latency_ns, ".1f") + [""]
     if m.bandwidth_GBps:
-        lines += _grid("Measuring memory bandwidths between nodes, one reader (GB/s)...", m.nodes, m.bandwidth_GBps,
-                       ".2f") + [""]
-        lines += _grid("Measuring memory bandwidths between nodes, every core of a node reading (GB/s)...", m.nodes,
-                       m.node_bandwidth_GBps, ".2f") + [""]
+        lines += _grid(["Measuring Memory Bandwidths between nodes, one reader (simnuma: core 0 of the row's node)",
+                        MLC_MB_PER_SEC, "Using Read-only traffic type"], m.nodes, _MBps(m.bandwidth_GBps), ".1f")
+        lines += [""]
+        lines += _grid(["Measuring Memory Bandwidths between nodes within system", MLC_MB_PER_SEC,
+                        "Using every core of the row's node", "Using Read-only traffic type"],
+                       m.nodes, _MBps(m.node_bandwidth_GBps), ".1f") + [""]
     if not m.loaded:
         return "\n".join(lines) + "\n"
-    lines.append("Measuring loaded latencies for the system (chase on core 0 of the node, a reader of the node's"
-                 " memory on every other core)")
-    lines.append("Memory node\tOffered (x peak)\tLatency (ns)\tBandwidth (GB/s)")
+    lines.append(f"{LOADED_TITLE} (simnuma: the chase on core 0 of the node, a reader of the node's memory on every"
+                 " other core)")
+    lines.append(MLC_MB_PER_SEC)
+    lines.append("Memory node\tOffered (x peak)\tLatency (ns)\tBandwidth (MB/sec)")
     for j, points in m.loaded.items():
         for share, bw, lat in points:
-            lines.append(f"{j:>11}\t{share:>16g}\t{lat:12.1f}\t{bw:16.2f}")
+            lines.append(f"{j:>11}\t{share:>16g}\t{lat:12.1f}\t{1000.0 * bw:18.1f}")
     return "\n".join(lines) + "\n"
 
 
