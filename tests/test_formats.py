@@ -4,13 +4,14 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from types import SimpleNamespace
 
 import pytest
 
 from simnuma import load_topology
 from simnuma.cli import main
-from simnuma.formats.export import export, slit_distances
-from simnuma.formats.matrix import compute_matrices, matrices_csv, mlc_text
+from simnuma.formats.export import _hmat_bandwidths_MBps, _hwloc_bitmap, _id_ranges, export, slit_distances
+from simnuma.formats.matrix import Matrices, compute_matrices, matrices_csv, mlc_text
 
 DUAL = load_topology("dual")
 QUARTET = load_topology("quartet")
@@ -97,15 +98,7 @@ def test_lstopo_reads_the_hwloc_xml(quartet, tmp_path):
 @pytest.mark.skipif(shutil.which("qemu-system-x86_64") is None,
                     reason="qemu-system-x86_64 (Debian qemu-system-x86) is not installed")
 def test_qemu_takes_the_numa_options(quartet):
-    options = " ".join(line for line in export("qemu", QUARTET, quartet, 256).splitlines()
-                       if not line.startswith("#")).split()
-    command = ["qemu-system-x86_64", *options, "-nodefaults", "-display", "none", "-S", "-no-user-config",
-               "-accel", "tcg", "-monitor", "none", "-serial", "none"]
-    try:
-        run = subprocess.run(command, capture_output=True, text=True, timeout=5)
-    except subprocess.TimeoutExpired:
-        return   # the machine was built and waits, paused: every option was taken
-    pytest.fail(f"qemu refused the options (exit {run.returncode}): {run.stderr.strip()}")
+    _qemu_accepts(export("qemu", QUARTET, quartet, 256))
 
 
 def test_the_commands(tmp_path, capsys):
@@ -121,3 +114,78 @@ def test_the_commands(tmp_path, capsys):
         main(["export", "nope", "dual"])
     assert exit_info.value.code == 2
     assert "invalid choice: 'nope'" in capsys.readouterr().err
+
+
+class _Board:
+    """What the exports read of a board: its node ids and each node's cores."""
+
+    def __init__(self, cores: dict):
+        self.cores = cores
+        self.node_ids = tuple(cores)
+
+    def node(self, nid):
+        return SimpleNamespace(cores=self.cores[nid])
+
+
+def _matrices(ids, local_GBps=150.0, remote_GBps=10.0) -> Matrices:
+    n = len(ids)
+    latency = [[90.0 if i == j else 140.0 for j in range(n)] for i in range(n)]
+    bandwidth = [[local_GBps if i == j else remote_GBps for j in range(n)] for i in range(n)]
+    return Matrices("wide", "0123456789ab", tuple(ids), latency, bandwidth, bandwidth, {}, 1, "0.1.0")
+
+
+def _qemu_accepts(text: str) -> None:
+    options = " ".join(line for line in text.splitlines() if not line.startswith("#")).split()
+    command = ["qemu-system-x86_64", *options, "-nodefaults", "-display", "none", "-S", "-no-user-config",
+               "-accel", "tcg", "-monitor", "none", "-serial", "none"]
+    try:
+        run = subprocess.run(command, capture_output=True, text=True, timeout=5)
+    except subprocess.TimeoutExpired:
+        return   # built and paused: every option was taken
+    pytest.fail(f"qemu refused the options (exit {run.returncode}): {run.stderr.strip()}")
+
+
+def test_node_ids_and_cpu_sets_as_the_tools_write_them():
+    assert _id_ranges([0, 1, 3, 5, 6, 7]) == "0-1,3,5-7" and _id_ranges([2]) == "2"
+    assert _hwloc_bitmap([0, 1]) == "0x00000003" and _hwloc_bitmap([]) == "0x00000000"
+    assert _hwloc_bitmap(range(33)) == "0x00000001,0xffffffff"
+    assert _hwloc_bitmap([64]) == "0x00000001,0x00000000,0x00000000"
+    text = export("numactl", _Board({0: 2, 2: 2}), _matrices([0, 2]), 1024)
+    assert text.startswith("available: 2 nodes (0,2)\n")
+
+
+@pytest.mark.parametrize("local_GBps", [1.7, 65.0, 150.0, 460.0])
+def test_hmat_bandwidths_fit_qemus_sixteen_bit_entries(local_GBps):
+    rows, step = _hmat_bandwidths_MBps(_matrices([0, 1], local_GBps, 0.9).node_bandwidth_GBps)
+    values = [v for row in rows for v in row]
+    assert step & (step - 1) == 0 and all(v % step == 0 for v in values)
+    in_bytes = [v << 20 for v in values]                  # QEMU's M: MiB
+    bits = 0
+    for v in in_bytes:
+        bits |= v
+    low = (bits & -bits).bit_length() - 1                 # QEMU: one base unit, entries of 16 bits
+    assert bits.bit_length() - low <= 16 and max(in_bytes) >> low < 0xFFFF
+    assert max(values) == pytest.approx(local_GBps * 1000, rel=max(step / (local_GBps * 1000), 1e-9))
+
+
+@pytest.mark.skipif(shutil.which("qemu-system-x86_64") is None,
+                    reason="qemu-system-x86_64 (Debian qemu-system-x86) is not installed")
+@pytest.mark.parametrize("cores", [{0: 2, 1: 4}, {0: 40, 2: 40}])
+def test_qemu_takes_unequal_nodes_sparse_ids_and_a_modern_memory(cores):
+    text = export("qemu", _Board(cores), _matrices(list(cores), 300.0, 12.3), 256)
+    _qemu_accepts(text)
+    if list(cores) == [0, 2]:
+        assert "# QEMU's nodes 0..1 are the board's nodes 0, 2, in that order" in text
+
+
+@pytest.mark.skipif(shutil.which("lstopo-no-graphics") is None and shutil.which("lstopo") is None,
+                    reason="hwloc's lstopo (Debian hwloc-nox) is not installed")
+def test_lstopo_reads_a_board_of_more_than_64_cpus_with_sparse_node_ids(tmp_path):
+    lstopo = shutil.which("lstopo-no-graphics") or shutil.which("lstopo")
+    xml = tmp_path / "wide.xml"
+    xml.write_text(export("hwloc", _Board({0: 40, 2: 40}), _matrices([0, 2]), 1024))
+    shown = subprocess.run([lstopo, "--input", str(xml), "--of", "console", "-p"], capture_output=True, text=True)
+    assert shown.returncode == 0 and "out-of-order" not in shown.stderr, shown.stderr
+    assert "NUMANode P#2" in shown.stdout and "PU P#79" in shown.stdout
+    attrs = subprocess.run([lstopo, "--input", str(xml), "--memattrs"], capture_output=True, text=True)
+    assert "= 90 from cpuset 0x000000ff,0xffffffff (Package" in attrs.stdout

@@ -81,10 +81,21 @@ def _cpus(topology) -> dict:
     return out
 
 
+def _id_ranges(ids) -> str:
+    """Node ids as numactl lists them: runs of consecutive ids as ranges (``0-1,3``)."""
+    runs: list = []
+    for nid in ids:
+        if runs and nid == runs[-1][1] + 1:
+            runs[-1][1] = nid
+        else:
+            runs.append([nid, nid])
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
+
+
 def _numactl_text(topology, m, memory_mb: int) -> str:
     cpus = _cpus(topology)
     ids = list(topology.node_ids)
-    lines = [f"available: {len(ids)} nodes ({ids[0]}-{ids[-1]})" if len(ids) > 1 else f"available: 1 nodes ({ids[0]})"]
+    lines = [f"available: {len(ids)} nodes ({_id_ranges(ids)})"]
     for nid in ids:
         lines += [f"node {nid} cpus: " + " ".join(map(str, cpus[nid])), f"node {nid} size: {memory_mb} MB",
                   f"node {nid} free: {memory_mb} MB"]
@@ -95,32 +106,66 @@ def _numactl_text(topology, m, memory_mb: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+# QEMU keeps an HMAT bandwidth table as one base unit and 16-bit entries, and refuses values whose bits span more
+HMAT_ENTRY_MAX = 0xFFFE
+
+
+def _hmat_bandwidths_MBps(values) -> tuple:
+    """``(rows, step)``: bandwidths (GB/s) as whole MB/s, each a multiple of ``step`` = 2^k MB/s with the
+    smallest k that keeps the largest within QEMU's 16-bit entries (k = 0 up to 65.5 GB/s)."""
+    exact = [[max(1.0, v * 1000.0) for v in row] for row in values]
+    most = max(v for row in exact for v in row)
+    step = 1
+    while round(most / step) > HMAT_ENTRY_MAX:
+        step *= 2
+    return [[max(1, round(v / step)) * step for v in row] for row in exact], step
+
+
 def _qemu_text(topology, m, memory_mb: int) -> str:
     ids = list(topology.node_ids)
-    cores = {topology.node(nid).cores for nid in ids}
-    per_socket = max(cores)
-    cpus = sum(topology.node(nid).cores for nid in ids)
+    cores = [topology.node(nid).cores for nid in ids]
+    cpus = sum(cores)
+    even = len(set(cores)) == 1
+    # QEMU's sockets all have one core count: unequal nodes get a socket per CPU, each placed on its node
+    smp = f"sockets={len(ids)},cores={cores[0]}" if even else f"sockets={cpus},cores=1"
     opts = [f"# NUMA layout of board {m.board} ({m.board_hash}), simnuma {m.version}",
-            f"-machine q35,hmat=on -smp {cpus},sockets={len(ids)},cores={per_socket},threads=1 -m {memory_mb * len(ids)}M"]
+            f"-machine q35,hmat=on -smp {cpus},{smp},threads=1 -m {memory_mb * len(ids)}M"]
+    if ids != list(range(len(ids))):
+        opts.insert(1, "# QEMU's nodes 0.." + str(len(ids) - 1) + " are the board's nodes "
+                    + ", ".join(map(str, ids)) + ", in that order")
     for k, nid in enumerate(ids):
         opts.append(f"-object memory-backend-ram,id=mem{k},size={memory_mb}M")
         opts.append(f"-numa node,nodeid={k},memdev=mem{k},initiator={k}")
-    for k in range(len(ids)):
-        opts.append(f"-numa cpu,node-id={k},socket-id={k}")
+    for k, nid in enumerate(ids):
+        sockets = [k] if even else _cpus(topology)[nid]
+        opts.extend(f"-numa cpu,node-id={k},socket-id={socket}" for socket in sockets)
     dist = slit_distances(m)
     for a in range(len(ids)):
         for b in range(len(ids)):
             if a != b:
                 opts.append(f"-numa dist,src={a},dst={b},val={dist[a][b]}")
+    bandwidth, step = _hmat_bandwidths_MBps(m.node_bandwidth_GBps)
+    if step > 1:
+        opts.insert(1, f"# HMAT bandwidths rounded to multiples of {step} MB/s: QEMU's table holds 16 bits an entry")
     for a in range(len(ids)):
         for b in range(len(ids)):
             lat = max(1, round(m.latency_ns[a][b]))
-            bw = max(1, round(m.node_bandwidth_GBps[a][b] * 1000))
             opts.append(f"-numa hmat-lb,initiator={a},target={b},hierarchy=memory,data-type=access-latency,"
                         f"latency={lat}")
             opts.append(f"-numa hmat-lb,initiator={a},target={b},hierarchy=memory,data-type=access-bandwidth,"
-                        f"bandwidth={bw}M")
+                        f"bandwidth={bandwidth[a][b]}M")
     return "\n".join(opts) + "\n"
+
+
+def _hwloc_bitmap(bits) -> str:
+    """hwloc's text of a set of CPU or node numbers: 32-bit words in hex, the most significant first, separated by
+    commas (``0x00000001,0xffffffff`` for 0-32)."""
+    value = sum(1 << b for b in bits)
+    words = [f"0x{value & 0xFFFFFFFF:08x}"]
+    while value >> 32:
+        value >>= 32
+        words.append(f"0x{value & 0xFFFFFFFF:08x}")
+    return ",".join(reversed(words))
 
 
 def _hwloc_xml(topology, m, memory_mb: int) -> str:
@@ -128,12 +173,8 @@ def _hwloc_xml(topology, m, memory_mb: int) -> str:
     ids = list(topology.node_ids)
     total = sum(len(c) for c in cpus.values())
 
-    def mask(bits) -> str:
-        value = sum(1 << b for b in bits)
-        return f"0x{value:08x}"
-
-    all_cpus = mask(range(total))
-    all_nodes = mask(range(len(ids)))
+    all_cpus = _hwloc_bitmap(range(total))
+    all_nodes = _hwloc_bitmap(ids)
     gp = iter(range(1, 1_000_000))
     machine_gp = next(gp)
     lines = ['<?xml version="1.0" encoding="UTF-8"?>', '<!DOCTYPE topology SYSTEM "hwloc2.dtd">',
@@ -146,15 +187,15 @@ def _hwloc_xml(topology, m, memory_mb: int) -> str:
              f'    <info name="simnumaVersion" value={quoteattr(m.version)}/>']
     node_gp = {}
     for k, nid in enumerate(ids):
-        cs = mask(cpus[nid])
-        ns = mask([k])
+        cs = _hwloc_bitmap(cpus[nid])
+        ns = _hwloc_bitmap([nid])
         lines.append(f'    <object type="Package" os_index="{k}" cpuset="{cs}" complete_cpuset="{cs}" nodeset="{ns}"'
                      f' complete_nodeset="{ns}" gp_index="{next(gp)}">')
         node_gp[nid] = next(gp)
-        lines.append(f'      <object type="NUMANode" os_index="{k}" cpuset="{cs}" complete_cpuset="{cs}" nodeset="{ns}"'
+        lines.append(f'      <object type="NUMANode" os_index="{nid}" cpuset="{cs}" complete_cpuset="{cs}" nodeset="{ns}"'
                      f' complete_nodeset="{ns}" gp_index="{node_gp[nid]}" local_memory="{memory_mb * 2**20}"/>')
         for cpu in cpus[nid]:
-            c = mask([cpu])
+            c = _hwloc_bitmap([cpu])
             lines.append(f'      <object type="Core" os_index="{cpu}" cpuset="{c}" complete_cpuset="{c}" nodeset="{ns}"'
                          f' complete_nodeset="{ns}" gp_index="{next(gp)}">')
             lines.append(f'        <object type="PU" os_index="{cpu}" cpuset="{c}" complete_cpuset="{c}" nodeset="{ns}"'
@@ -165,7 +206,7 @@ def _hwloc_xml(topology, m, memory_mb: int) -> str:
     dist = slit_distances(m)
     n = len(ids)
     lines.append(f'  <distances2 type="NUMANode" nbobjs="{n}" kind="6" name="NUMALatency" indexing="os">')
-    indexes = " ".join(str(k) for k in range(n)) + " "
+    indexes = " ".join(str(nid) for nid in ids) + " "     # the NUMANodes' os_index: the board's node ids
     values = " ".join(str(d) for row in dist for d in row) + " "
     # hwloc's "length" is the length of the text between the tags
     lines.append(f'    <indexes length="{len(indexes)}">{indexes}</indexes>')
@@ -177,7 +218,7 @@ def _hwloc_xml(topology, m, memory_mb: int) -> str:
         for a, src in enumerate(ids):
             for b, dst in enumerate(ids):
                 lines.append(f'    <memattr_value target_obj_type="NUMANode" target_obj_gp_index="{node_gp[dst]}"'
-                             f' initiator_cpuset="{mask(cpus[src])}" value="{max(1, round(values[a][b] * scale))}"/>')
+                             f' initiator_cpuset="{_hwloc_bitmap(cpus[src])}" value="{max(1, round(values[a][b] * scale))}"/>')
         lines.append("  </memattr>")
     lines.append("</topology>")
     return "\n".join(lines) + "\n"
