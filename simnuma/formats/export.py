@@ -8,9 +8,10 @@
   makes ``slit.aml``, which a firmware or ``qemu -acpitable file=slit.aml`` loads);
 * ``numactl``: what ``numactl --hardware`` prints on such a machine (CPUs numbered node by node);
 * ``qemu``: options that give a virtual machine the board's NUMA layout: a memory backend and a
-  ``-numa node`` per node, ``-numa cpu`` per socket, ``-numa dist`` for every pair, and the HMAT's
-  ``-numa hmat-lb`` access latency (ns) and bandwidth (of every core of a node reading, in MB/s)
-  with ``-machine hmat=on``;
+  ``-numa node`` per node, a socket per node (per CPU where nodes have unequal cores: QEMU's
+  sockets are alike) placed by ``-numa cpu``, ``-numa dist`` for every pair, and the HMAT's
+  ``-numa hmat-lb`` access latency (ns) and bandwidth (of every core of a node reading, in MB/s,
+  in QEMU's 16-bit entries) with ``-machine hmat=on``;
 * ``hwloc``: hwloc's v2 XML (Machine, a Package per node with its NUMANode, Cores and PUs), the
   SLIT as the ``NUMALatency`` distances matrix, and the memory attributes ``Latency`` (ns) and
   ``Bandwidth`` (MiB/s) of each node from each node's CPUs: ``lstopo --input board.xml`` shows it,
