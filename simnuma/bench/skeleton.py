@@ -72,24 +72,21 @@ def _ranking_conflicts(graph: nx.Graph, pairs: dict) -> list:
 
 
 def _connect_components(graph: nx.Graph, pairs: dict, notes: list) -> None:
+    """Join the groups the nearest pairs leave apart, a distance level at a time: every pair at the level between
+    two groups it found apart is linked (pairs at one distance are taken to be wired alike), so that hop counts
+    keep the distances' order; one bridge per level would send all of two sockets' traffic over one link."""
     for distance in sorted(set(pairs.values())):
         if nx.is_connected(graph):
             return
-        candidates = [p for p, d in sorted(pairs.items()) if d == distance]
-        bridging = [p for p in candidates if not nx.has_path(graph, *p)]
-        chosen = []
-        for a, b in bridging:
-            if not nx.has_path(graph, a, b):
-                graph.add_edge(a, b)
-                chosen.append((a, b))
-        if chosen and len(chosen) < len(bridging):
-            names = ", ".join(f"{a}-{b}" for a, b in bridging)
-            picked = ", ".join(f"{a}-{b}" for a, b in chosen)
-            notes.append(f"the distances do not say which of {names} (distance {distance}) are wired;"
-                         f" assumed {picked}")
-        elif chosen:
-            notes.append("the nearest pairs do not connect every node; added "
-                         + ", ".join(f"{a}-{b}" for a, b in chosen) + f" (distance {distance})")
+        group = {n: k for k, members in enumerate(nx.connected_components(graph)) for n in members}
+        bridging = [p for p, d in sorted(pairs.items()) if d == distance and group[p[0]] != group[p[1]]]
+        graph.add_edges_from(bridging)
+        if bridging:
+            notes.append(f"the nearest pairs do not connect every node; linked every pair at distance {distance}"
+                         f" between the groups they leave apart ({len(bridging)} links: "
+                         + ", ".join(f"{a}-{b}" for a, b in bridging[:8])
+                         + (", ..." if len(bridging) > 8 else "")
+                         + "); the distances do not say how many links the machine has between them")
 
 
 def infer_links(ids, rows) -> LinkInference:

@@ -59,13 +59,25 @@ def test_unambiguous_distances_give_no_notes():
 
 
 def test_clustered_distances_are_connected_and_flagged():
-    """Two sockets of two sub-NUMA clusters: the distances do not say which clusters are wired."""
+    """Two sockets of two sub-NUMA clusters: every cluster is as far from each of the other socket's, so each pair
+    is linked (one bridge would put a pair at distance 21 three hops apart, another one hop) and the file says
+    the distances do not give the count."""
     snc = ((10, 11, 21, 21), (11, 10, 21, 21), (21, 21, 10, 11), (21, 21, 11, 10))
     inference = infer_links([0, 1, 2, 3], snc)
-    assert (0, 1) in inference.links and (2, 3) in inference.links
-    assert (0, 2) in inference.links and len(inference.links) == 3
+    assert inference.links == [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
     assert inference.ambiguous
-    assert any("do not say which of 0-2, 0-3, 1-2, 1-3" in note for note in inference.notes)
+    assert any("linked every pair at distance 21 between the groups they leave apart (4 links: 0-2, 0-3, 1-2, 1-3)"
+               in note for note in inference.notes)
+    assert not any("rank some pairs differently" in note for note in inference.notes)
+
+
+def test_two_sockets_of_four_nodes_each_keep_the_distances_order():
+    """EPYC NPS4 (10/12 within a socket, 32 across): hop counts rank every pair as the distances do."""
+    near, far = 12, 32
+    rows = tuple(tuple(10 if i == j else near if i // 4 == j // 4 else far for j in range(8)) for i in range(8))
+    inference = infer_links(range(8), rows)
+    assert len(inference.links) == 6 + 6 + 16
+    assert not any("rank some pairs differently" in note for note in inference.notes)
 
 
 def test_asymmetric_distances_are_noted():
@@ -86,7 +98,7 @@ def test_ambiguity_notes_are_written_into_the_file():
     snc = ((10, 11, 21, 21), (11, 10, 21, 21), (21, 21, 10, 11), (21, 21, 11, 10))
     host = Host("/x", nodes, snc, (), 0, None, None, "test CPU", "Linux 6", True)
     text = host_topology_yaml(host, name="snc")
-    assert "# links: the distances do not say which of" in text
+    assert "# links: the nearest pairs do not connect every node; linked every pair at distance 21" in text
     parse_topology(text, "snc.yaml")
 
 
