@@ -86,8 +86,16 @@ def _unit_length(pos: dict) -> float:
     return best if best > 0 else 1.0
 
 
+def value_colour_bar(fig, cax, label="utilisation") -> None:
+    """The colour bar of link values 0..1 in the Axes ``cax`` of ``fig``."""
+    matplotlib, _Figure, _Canvas = _matplotlib()
+    cmap = matplotlib.colors.LinearSegmentedColormap.from_list("simnuma_value", VALUE_COLOURS)
+    fig.colorbar(matplotlib.cm.ScalarMappable(norm=matplotlib.colors.Normalize(0, 1), cmap=cmap), cax=cax,
+                 label=label)
+
+
 def draw_topology(topo, ax=None, link_values=None, link_label_fmt=DEFAULT_LINK_LABEL,
-                  title=None, value_label="utilisation", show_io=True):
+                  title=None, value_label="utilisation", show_io=True, colour_bar=True):
     """Draw ``topo`` on ``ax`` (a new Agg figure when None) and return the Axes.
 
     ``link_values`` maps directions ``(src, dst)`` to numbers in [0, 1] that
@@ -96,7 +104,10 @@ def draw_topology(topo, ax=None, link_values=None, link_label_fmt=DEFAULT_LINK_L
     their count written before the label (``2 x 4.0 GB/s``).  ``link_label_fmt`` is a format string with the fields
     ``bandwidth`` (GB/s), ``value`` (from ``link_values``, or None), ``src``
     and ``dst``, or a callable ``(src, dst, bandwidth_GBps, value) -> str``;
-    None or '' draws no labels.
+    None or '' draws no labels.  With ``link_values``, a colour bar is drawn
+    beside the board unless ``colour_bar`` is False (a caller drawing the
+    same Axes again, as an animation does for every frame, draws one itself:
+    :func:`value_colour_bar`).
     """
     matplotlib, Figure, FigureCanvasAgg = _matplotlib()
     pos = board_positions(topo)
@@ -124,17 +135,16 @@ def draw_topology(topo, ax=None, link_values=None, link_label_fmt=DEFAULT_LINK_L
         _draw_node(ax, node, pos[node.id], box, unit)
     tags = _draw_io(ax, topo, pos, box, unit) if show_io else []
     _finish_axes(ax, list(pos.values()), tags, unit, title if title is not None else _default_title(topo))
-    colour_bar = link_values is not None
+    colour_bar = colour_bar and link_values is not None
     if own_figure:
         _fit_figure(ax, unit, COLOUR_BAR_INCHES if colour_bar else 0.0)
     if colour_bar:
-        mappable = matplotlib.cm.ScalarMappable(norm=matplotlib.colors.Normalize(0, 1), cmap=cmap)
         if own_figure:  # in the space _fit_figure left on the right
             fig = ax.figure
             left = 1.0 - (COLOUR_BAR_INCHES - 0.15) / fig.get_figwidth()
-            cax = fig.add_axes((left, 0.15, 0.2 / fig.get_figwidth(), 0.65))
-            fig.colorbar(mappable, cax=cax, label=value_label)
+            value_colour_bar(fig, fig.add_axes((left, 0.15, 0.2 / fig.get_figwidth(), 0.65)), value_label)
         else:
+            mappable = matplotlib.cm.ScalarMappable(norm=matplotlib.colors.Normalize(0, 1), cmap=cmap)
             ax.figure.colorbar(mappable, ax=ax, shrink=0.6, pad=0.02, label=value_label)
     return ax
 

@@ -163,6 +163,20 @@ def test_run_writes_a_trace_a_timeline_and_an_animation(tmp_path, capsys):
     assert gif.read_bytes()[:6] in (b"GIF87a", b"GIF89a")
 
 
+def test_an_animation_draws_one_colour_bar_whatever_its_frames(tmp_path, monkeypatch):
+    """Each frame redraws the board on the same Axes: before, each added a colour bar beside it."""
+    plt = pytest.importorskip("matplotlib.pyplot")
+    from simnuma.trace.timeline import write_animation
+
+    recorder = Recorder(transactions=0, sample_ns=5_000.0)
+    simulate(QUARTET, CROSSFIRE, size_bytes=1 << 18, mode="exact", observer=recorder, baseline=False)
+    assert len(recorder.samples) > 3
+    closed = []
+    monkeypatch.setattr(plt, "close", lambda fig: closed.append(len(fig.axes)))
+    assert write_animation(tmp_path / "a.gif", recorder, QUARTET, "crossfire")
+    assert closed == [3]          # the board, its colour bar, the text beside them
+
+
 @pytest.mark.parametrize("extra,message", [
     (["--trace", "t.json", "--trace-window", "fast"], "--trace-window: expected a time span"),
     (["--timeline", "t.csv", "--interval", "0us"], "--interval: expected a positive time"),

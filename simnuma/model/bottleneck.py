@@ -76,13 +76,35 @@ def chain(name: str, rows: dict) -> list[str]:
         name = after
 
 
+def _posted(pool_name: str) -> bool:
+    """Whether a pool holds posted writes (victims): no miss waits for one to arrive."""
+    return " posted" in pool_name
+
+
+def _held_back_by(queues: list) -> set:
+    """The buffers that hold the threads back when full: those the cores put their requests in (a node's SRI
+    queues), and those that packets a miss waits for (requests, probes, responses: not posted victims) queue
+    for, on average at least ``BLOCKED`` of one.  A buffer full while only its credit travels (an idle remote
+    reader's one request buffer) adds little latency; victims queued for theirs delay no miss unless they back
+    up to the cores."""
+    waiting: dict[str, float] = {}
+    for w in queues:
+        if not _posted(w["name"]):
+            for target, slots in (w.get("waits_on") or {}).items():
+                waiting[target] = waiting.get(target, 0.0) + slots
+    return ({q["name"] for q in queues if _owner(q["name"])[1] == "sri"}
+            | {name for name, slots in waiting.items() if slots >= BLOCKED})
+
+
 def bottleneck(links: list, memory: list, queues: list) -> dict:
     """What limits the run.
 
     A link or memory at least ``SATURATED`` busy; otherwise, a buffer full at
     least ``FULL`` of the time, named by the block it feeds (a memory whose
     DRAM queue is full limits its threads even while the DRAM itself is not
-    busy).  A buffer whose slots spend at least ``BLOCKED`` of their held
+    busy), where the back-up it is part of holds the threads back (a buffer
+    of its chain, below, is one of ``_held_back_by``: the cores feed it, or
+    what a miss waits for queues for it).  A buffer whose slots spend at least ``BLOCKED`` of their held
     time waiting for other pools (measured per pool awaited: the queue
     rows' ``waits_on``; a broadcast's buffer waits on several links at once)
     is backed up from the one they waited for most, so the bottleneck is
@@ -111,17 +133,19 @@ def bottleneck(links: list, memory: list, queues: list) -> dict:
         for target, slots in (q.get("waits_on") or {}).items():
             owner = _owner(target)[0]
             waited_for[owner] = waited_for.get(owner, 0.0) + slots
-    candidates = [q for q in queues if q["full_fraction"] >= FULL]
-    if candidates:
-        rows = {q["name"]: q for q in queues}
-        behind: dict[str, float] = {}   # each end: the fullest buffer whose chain ends there
-        longest: dict[str, list] = {}   # ... and the longest of those chains (the fuller start among equals)
-        for q in sorted(candidates, key=lambda q: -q["full_fraction"]):
-            path = chain(q["name"], rows)
-            end = path[-1]
-            behind[end] = max(behind.get(end, 0.0), q["full_fraction"])
-            if len(path) > len(longest.get(end, ())):
-                longest[end] = path
+    rows = {q["name"]: q for q in queues}
+    holding = _held_back_by(queues)
+    behind: dict[str, float] = {}   # each end: the fullest buffer whose chain ends there
+    longest: dict[str, list] = {}   # ... and the longest of those chains (the fuller start among equals)
+    for q in sorted((q for q in queues if q["full_fraction"] >= FULL), key=lambda q: -q["full_fraction"]):
+        path = chain(q["name"], rows)
+        if holding.isdisjoint(path):
+            continue      # a back-up that reaches neither the cores nor anything a miss waits for
+        end = path[-1]
+        behind[end] = max(behind.get(end, 0.0), q["full_fraction"])
+        if len(path) > len(longest.get(end, ())):
+            longest[end] = path
+    if behind:
         most = max(behind.values())
         ends = [rows[e] for e in behind if behind[e] >= most - EQUALLY_FULL]
         fullest = max(q["full_fraction"] for q in ends)

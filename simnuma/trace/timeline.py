@@ -118,13 +118,15 @@ def write_animation(path, recorder, topology, title: str, fps: int = 8) -> bool:
 
     from matplotlib.animation import FuncAnimation, PillowWriter
 
-    from ..draw import draw_topology
+    from ..draw import draw_topology, value_colour_bar
+    from ..fileio import progress
 
     step = -(-len(recorder.samples) // MOST_FRAMES)
     samples = recorder.samples[step - 1::step]
     fig = plt.figure(figsize=(9, 5.5))
-    board_ax = fig.add_axes((0.02, 0.05, 0.6, 0.85))
-    text_ax = fig.add_axes((0.64, 0.05, 0.34, 0.85))
+    board_ax = fig.add_axes((0.02, 0.05, 0.52, 0.85))
+    value_colour_bar(fig, fig.add_axes((0.56, 0.2, 0.015, 0.55)))    # one for every frame, drawn once
+    text_ax = fig.add_axes((0.66, 0.05, 0.32, 0.85))
 
     def frame(k: int):
         s = samples[k]
@@ -137,7 +139,7 @@ def write_animation(path, recorder, topology, title: str, fps: int = 8) -> bool:
             values[pair] = max(values.get(pair, 0.0), s.links[link.name])
         draw_topology(topology, ax=board_ax, link_values=values,
                       link_label_fmt=lambda src, dst, bw, v: f"{100 * (v or 0):.0f}%",
-                      title=f"{title}\n{s.since_ns / 1000:.2f}-{s.at_ns / 1000:.2f} us")
+                      title=f"{title}\n{s.since_ns / 1000:.2f}-{s.at_ns / 1000:.2f} us", colour_bar=False)
         fullest = sorted(s.buffers.items(), key=lambda kv: -kv[1])[:BUFFERS_SHOWN]
         lines = ["busiest buffers (slots held)"] + [f"{name}: {v:.2f}" for name, v in fullest]
         lines += ["", "threads (GB/s)"] + [f"{name}: {v:.2f}" for name, v in s.threads.items()][:8]
@@ -145,9 +147,9 @@ def write_animation(path, recorder, topology, title: str, fps: int = 8) -> bool:
         return []
 
     animation = FuncAnimation(fig, frame, frames=len(samples), blit=False)
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory() as folder, progress(total=len(samples), desc=f"drawing {path}") as bar:
         tmp = Path(folder) / "board.gif"
-        animation.save(str(tmp), writer=PillowWriter(fps=fps))
+        animation.save(str(tmp), writer=PillowWriter(fps=fps), progress_callback=lambda i, n: bar.update(1))
         plt.close(fig)
         write_atomic(path, tmp.read_bytes())
     return True
