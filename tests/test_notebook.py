@@ -46,3 +46,13 @@ def test_the_teaching_notebook_runs_top_to_bottom(monkeypatch, tmp_path):
     assert times[0] < times[1] < times[2]
     assert Path(namespace["trace_file"]).stat().st_size > 0
     assert sum("<table" in s for s in shown) >= 4
+    answers = next("".join(c["source"]) for c in nb["cells"] if "".join(c["source"]).startswith("## Answers"))
+    crossfire, pairs, x6440 = namespace["crossfire"], namespace["local_pairs"], namespace["rows"]
+    quoted = [f"{t:.1f}%" for t in times[1:]]
+    quoted += [f"{crossfire['0.0.w.1 1.0.w.0'].thread('0.0.w.1').percent_of_local_read:.1f}%",
+               f"{crossfire['0.0.w.1 1.0.w.3'].thread('0.0.w.1').percent_of_local_read:.1f}%",
+               f"{pairs['0.0.w.0 0.1.w.0'].thread('0.0.w.0').percent_of_local_read:.1f}%",
+               f"{pairs['0.0.r.0 0.1.r.0'].thread('0.0.r.0').percent_of_local_read:.1f}%"]
+    quoted += [f"{row['GB/s']:.2f} GB/s" if row["board"] == "probe filter" else f"{row['GB/s']:.2f}" for row in x6440]
+    missing = [q for q in quoted if q not in answers]
+    assert not missing, f"the answers no longer quote what the cells give: {missing}"
