@@ -163,6 +163,23 @@ def test_run_writes_a_trace_a_timeline_and_an_animation(tmp_path, capsys):
     assert gif.read_bytes()[:6] in (b"GIF87a", b"GIF89a")
 
 
+def test_a_compressed_trace_and_what_steady_mode_could_not_record(tmp_path, capsys):
+    """FILE.json.gz is the same trace, gzipped; a window steady mode did not simulate is said, with --exact."""
+    import gzip
+
+    trace, timeline = tmp_path / "t.json.gz", tmp_path / "t.csv"
+    assert main(["run", "quartet", "0.0.r.1", "--size", "4MiB", "--trace", str(trace), "--trace-window", "50000",
+                 "--timeline", str(timeline)]) == 0
+    err = capsys.readouterr().err
+    data = json.loads(gzip.decompress(trace.read_bytes()))
+    check_trace_event_format(data["traceEvents"])
+    assert "note: --trace-window 50000: steady mode simulated" in err and "--exact simulates every one" in err
+    assert "note: the timeline covers the" in err and "extrapolated; --exact simulates and draws the whole run" in err
+    assert main(["run", "quartet", "0.0.r.1", "--size", "256KiB", "--exact", "--trace", str(tmp_path / "e.json"),
+                 "--trace-window", "100"]) == 0
+    assert "note:" not in capsys.readouterr().err
+
+
 def test_an_animation_draws_one_colour_bar_whatever_its_frames(tmp_path, monkeypatch):
     """Each frame redraws the board on the same Axes: before, each added a colour bar beside it."""
     plt = pytest.importorskip("matplotlib.pyplot")

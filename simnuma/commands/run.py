@@ -5,6 +5,7 @@ import json
 import sys
 
 from ..errors import SpecError
+from ..report import fmt_ns
 from ..units import LINE_BYTES, MOST_ARRAY_BYTES, UnitError, parse_size_bytes
 
 
@@ -24,7 +25,8 @@ def register(sub) -> None:
     add_changes_option(p, "change one board parameter for this run, e.g. --set link_defaults.bandwidth='8 GB/s'"
                           " or --set nodes.3.memory.queue=32 (repeatable; paths as in docs/api.md)")
     p.add_argument("--trace", metavar="FILE.json",
-                   help="write a trace of the run in the Chrome/Perfetto trace-event format (ui.perfetto.dev)")
+                   help="write a trace of the run in the Chrome/Perfetto trace-event format (ui.perfetto.dev);"
+                        " FILE.json.gz writes it compressed, about 16 times smaller (Perfetto opens it)")
     p.add_argument("--trace-window", default="1000", metavar="WINDOW",
                    help="what the trace holds: a number of transactions (default 1000), a span such as 20us,"
                         " or FROM:TO such as 10us:30us")
@@ -32,7 +34,7 @@ def register(sub) -> None:
                    help="write link utilisation, buffer occupancy and thread bandwidth over simulated time (and,"
                         " with matplotlib, FILE.png and the latency histograms FILE-latency.png)")
     p.add_argument("--interval", default="1us", metavar="TIME",
-                   help="sample interval of --timeline and --animate (default 1us)")
+                   help="sample interval of the counters of --trace, --timeline and --animate (default 1us)")
     p.add_argument("--animate", metavar="FILE.gif", help="write an animation of the board over the run (matplotlib)")
     p.add_argument("--analytic", action="store_true",
                    help="solve the case with the analytic model (approximate MVA, docs/analytic.md) instead of"
@@ -217,10 +219,20 @@ def _write_recordings(args, recorder, topo, case, data) -> None:
     about = {"simnuma": data["version"], "board": topo.name, "board_hash": data["board_hash"], "case": case.name,
              "mode": data["mode"], "seed": data["seed"], "size_bytes": data["size_bytes"],
              "changes": data.get("changes", {}), "trace_window": args.trace_window}
-    written = []
+    written, notes = [], []
     if args.trace is not None:
-        write_atomic(args.trace, trace_json(recorder, about))
+        text = trace_json(recorder, about)
+        if args.trace.endswith(".gz"):
+            import gzip
+
+            write_atomic(args.trace, gzip.compress(text.encode(), mtime=0))
+        else:
+            write_atomic(args.trace, text)
+            if len(text) > TRACE_WARN_BYTES:
+                notes.append(f"the trace is {len(text) / 1e6:.0f} MB, more than a browser's trace viewer takes well:"
+                             f" name it {args.trace}.gz to write it compressed, or give a shorter --trace-window")
         written.append(f"{args.trace} ({len(recorder.finished)} transactions; open it in ui.perfetto.dev)")
+        notes += _window_notes(args, recorder, data)
     if args.timeline is not None:
         write_atomic(args.timeline, timeline_csv(recorder))
         written.append(args.timeline)
@@ -231,7 +243,33 @@ def _write_recordings(args, recorder, topo, case, data) -> None:
             written.append(f"{stem}-latency.png")
     if args.animate is not None and write_animation(args.animate, recorder, topo, title):
         written.append(args.animate)
+    if (args.timeline is not None or args.animate is not None) and data["mode"] == "steady" and data["extrapolated_ns"]:
+        notes.append(f"the timeline covers the {fmt_ns(data['simulated_ns'])} simulated (steady mode: each phase's"
+                     f" window, end to end), not the {fmt_ns(data['extrapolated_ns'])} extrapolated; --exact"
+                     " simulates and draws the whole run")
     print("wrote " + ", ".join(written), file=sys.stderr)
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+
+
+TRACE_WARN_BYTES = 100_000_000   # a trace past this size strains a browser's viewer
+
+
+def _window_notes(args, recorder, data) -> list:
+    """What a steady-mode trace could not hold of its --trace-window: the run simulated fewer transactions, or
+    less time, than the window asks for."""
+    from ..trace import parse_window
+
+    if data["mode"] != "steady" or not data["extrapolated_ns"]:
+        return []
+    _start, end_ns, count = parse_window(args.trace_window)
+    short = (count is not None and len(recorder.finished) < count) or (end_ns != float("inf")
+                                                                        and end_ns > data["simulated_ns"])
+    if not short:
+        return []
+    return [f"--trace-window {args.trace_window}: steady mode simulated {data['transactions_simulated']}"
+            f" transactions ({fmt_ns(data['simulated_ns'])}) and extrapolated the rest; --exact simulates every"
+            " one"]
 
 
 def _run_analytic(args, topo, case, size, changes) -> int:
