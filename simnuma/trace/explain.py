@@ -63,7 +63,10 @@ def explain(topology, case_text, size_bytes: int = 16 << 20, seed: int = 1, tran
     """Stage times of each foreground thread of the case and of the same thread alone on local memory."""
     case = parse_case(case_text).placed(topology)
     result, stages = _run(topology, case.threads, case.background, size_bytes, seed, transactions)
-    out = {"case": case.name, "topology": topology.name, "seed": seed, "threads": {}}
+    from ..runner import board_hash
+
+    out = {"case": case.name, "topology": topology.name, "board_hash": board_hash(topology), "seed": seed,
+           "threads": {}}
     for spec in case.specs:
         local = f"{spec.node}.{spec.core}.{spec.op}.{spec.node}"
         if local != spec.label or case.background or len(case.threads) > 1:
