@@ -5,7 +5,6 @@ import json
 import sys
 
 from ..errors import SpecError
-from ..report import fmt_ns
 from ..units import LINE_BYTES, MOST_ARRAY_BYTES, UnitError, parse_size_bytes
 
 
@@ -211,65 +210,13 @@ def _recorder(args):
 
 
 def _write_recordings(args, recorder, topo, case, data) -> None:
-    from ..fileio import write_atomic
-    from ..trace.perfetto import trace_json
-    from ..trace.timeline import timeline_csv, write_animation, write_latency_figure, write_timeline_figure
+    from ..trace.files import write_recordings
 
-    title = f"{case.name} on {topo.name}"
-    about = {"simnuma": data["version"], "board": topo.name, "board_hash": data["board_hash"], "case": case.name,
-             "mode": data["mode"], "seed": data["seed"], "size_bytes": data["size_bytes"],
-             "changes": data.get("changes", {}), "trace_window": args.trace_window}
-    written, notes = [], []
-    if args.trace is not None:
-        text = trace_json(recorder, about)
-        if args.trace.endswith(".gz"):
-            import gzip
-
-            write_atomic(args.trace, gzip.compress(text.encode(), mtime=0))
-        else:
-            write_atomic(args.trace, text)
-            if len(text) > TRACE_WARN_BYTES:
-                notes.append(f"the trace is {len(text) / 1e6:.0f} MB, more than a browser's trace viewer takes well:"
-                             f" name it {args.trace}.gz to write it compressed, or give a shorter --trace-window")
-        written.append(f"{args.trace} ({len(recorder.finished)} transactions; open it in ui.perfetto.dev)")
-        notes += _window_notes(args, recorder, data)
-    if args.timeline is not None:
-        write_atomic(args.timeline, timeline_csv(recorder))
-        written.append(args.timeline)
-        stem = args.timeline[:-4] if args.timeline.endswith(".csv") else args.timeline
-        if write_timeline_figure(f"{stem}.png", recorder, title):
-            written.append(f"{stem}.png")
-        if write_latency_figure(f"{stem}-latency.png", data, title):
-            written.append(f"{stem}-latency.png")
-    if args.animate is not None and write_animation(args.animate, recorder, topo, title):
-        written.append(args.animate)
-    if (args.timeline is not None or args.animate is not None) and data["mode"] == "steady" and data["extrapolated_ns"]:
-        notes.append(f"the timeline covers the {fmt_ns(data['simulated_ns'])} simulated (steady mode: each phase's"
-                     f" window, end to end), not the {fmt_ns(data['extrapolated_ns'])} extrapolated; --exact"
-                     " simulates and draws the whole run")
+    written, notes = write_recordings(recorder, topo, case.name, data, trace=args.trace, window=args.trace_window,
+                                      timeline=args.timeline, animate=args.animate)
     print("wrote " + ", ".join(written), file=sys.stderr)
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
-
-
-TRACE_WARN_BYTES = 100_000_000   # a trace past this size strains a browser's viewer
-
-
-def _window_notes(args, recorder, data) -> list:
-    """What a steady-mode trace could not hold of its --trace-window: the run simulated fewer transactions, or
-    less time, than the window asks for."""
-    from ..trace import parse_window
-
-    if data["mode"] != "steady" or not data["extrapolated_ns"]:
-        return []
-    _start, end_ns, count = parse_window(args.trace_window)
-    short = (count is not None and len(recorder.finished) < count) or (end_ns != float("inf")
-                                                                        and end_ns > data["simulated_ns"])
-    if not short:
-        return []
-    return [f"--trace-window {args.trace_window}: steady mode simulated {data['transactions_simulated']}"
-            f" transactions ({fmt_ns(data['simulated_ns'])}) and extrapolated the rest; --exact simulates every"
-            " one"]
 
 
 def _run_analytic(args, topo, case, size, changes) -> int:
