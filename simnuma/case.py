@@ -120,8 +120,8 @@ def explicit_case(threads, background=()) -> Case:
 
 
 def baseline_case(topology) -> Case:
-    """The reference of every relative time: core 0 of the first node reading its own memory, alone."""
-    first = topology.node_ids[0]
+    """The reference of every relative time: core 0 of the first node with cores reading its own memory, alone."""
+    first = topology.core_node_ids[0]
     return Case((f"{first}.0.r.{first}",))
 
 

@@ -100,6 +100,9 @@ class Workload:
                 raise SpecError(f"{spec.label!r}: no memory node {spec.mem_node} on board {topology.name!r}"
                                 f" (nodes {list(ids)})")
             cores = topology.node(spec.node).cores
+            if not cores:
+                raise SpecError(f"{spec.label!r}: node {spec.node} has no cores (a memory-only node): it holds"
+                                " arrays, it runs no thread")
             if spec.core >= cores:
                 raise SpecError(f"{spec.label!r}: node {spec.node} has {cores} cores (0..{cores - 1}),"
                                 f" no core {spec.core}")

@@ -229,7 +229,7 @@ def test_a_file_that_is_not_text(tmp_path):
     ("    latency: 60 ns", "    latency: 60 s", "defaults.memory.latency", "'60 s' is implausible"),
     ("  cores: 2", "  cores: 1000000000000", "defaults.cores", "at most 65536"),
     ("  cores: 2", "  cores: 100000000000000000000000", "defaults.cores", "at most 65536"),
-    ("  cores: 2", "  cores: 1:30", "defaults.cores", "expected a positive whole number, got '1:30'"),
+    ("  cores: 2", "  cores: 1:30", "defaults.cores", "expected a whole number >= 0, got '1:30'"),
     ("    bandwidth: 6.4 GB/s", "    bandwidth: 6.4 kB/s", "defaults.memory.bandwidth", "implausible"),
 ])
 def test_implausible_values_and_yaml_1_1_numbers_are_refused(old, new, path, message):

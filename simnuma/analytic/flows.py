@@ -161,6 +161,7 @@ class Node:
         self.probe_lookup_ns: float = node.probe_lookup_ns
         self.probe_slot_ns: float = node.probe_occupancy_ns   # how long a probe holds its slot (probe.occupancy)
         self.probe_slots: int = node.sri_probe_queue
+        self.cached: bool = node.cores > 0   # a memory-only node has no cache to probe
         self.memory: int = index[("memory", node.id)]   # its stations' numbers
         self.probe: int = index[("probe", node.id)]
 
@@ -359,7 +360,7 @@ def _read(board: Board, node: int, home: int) -> Read:
     probes: list[tuple[Segment, Node, Segment | None]] = []
     if board.broadcast:
         for target in board.node_ids:
-            if target != home:
+            if target != home and board.nodes[target].cached:
                 back = board.segment(target, node, "probe_resp") if target != node else None
                 probes.append((board.segment(home, target, "probe"), board.nodes[target], back))
     local = home == node

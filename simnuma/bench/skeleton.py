@@ -259,8 +259,9 @@ def _node_lines(host: Host, default_cores: int) -> list:
         fields = [f"id: {n.id}"]
         comments = []
         if not n.cpus:
-            fields.append("cores: 1")
-            comments.append("no CPUs on this host; the board language needs one core, run no thread here")
+            fields.append("cores: 0")
+            comments.append("no CPUs on this host (a memory-only node: CXL memory, HBM in flat mode): arrays, no"
+                            " threads")
         elif len(n.cpus) != default_cores:
             fields.append(f"cores: {len(n.cpus)}")
         if not n.has_memory:

@@ -28,16 +28,27 @@ EXPORTS = ("slit", "acpi", "numactl", "qemu", "hwloc")
 
 
 def slit_distances(m) -> list:
-    """The SLIT of matrices ``m`` (see the module)."""
+    """The SLIT of matrices ``m`` (see the module), a row and a column per node.  A memory-only node's row, which
+    no thread measures, mirrors its column (a firmware's table is symmetric there), and between two memory-only
+    nodes the distance is the larger of their farthest (nothing crosses from one to the other)."""
+    at = {nid: k for k, nid in enumerate(m.nodes)}
+    measured: dict = {}
+    for i, row in zip(m.rows, m.latency_ns):
+        local = row[at[i]]
+        for j, lat in zip(m.nodes, row):
+            measured[(i, j)] = 10 if i == j else max(11, min(254, math.floor(10.0 * lat / local + 0.5)))
     out = []
-    for i, row in enumerate(m.latency_ns):
-        local = row[i]
+    for i in m.nodes:
         line = []
-        for j, lat in enumerate(row):
-            if i == j:
+        for j in m.nodes:
+            if (i, j) in measured:
+                line.append(measured[(i, j)])
+            elif i == j:
                 line.append(10)
+            elif (j, i) in measured:
+                line.append(measured[(j, i)])
             else:
-                line.append(max(11, min(254, math.floor(10.0 * lat / local + 0.5))))
+                line.append(max(measured[(k, x)] for k in m.rows for x in (i, j)))
         out.append(line)
     return out
 
@@ -98,7 +109,7 @@ def _numactl_text(topology, m, memory_mb: int) -> str:
     ids = list(topology.node_ids)
     lines = [f"available: {len(ids)} nodes ({_id_ranges(ids)})"]
     for nid in ids:
-        lines += [f"node {nid} cpus: " + " ".join(map(str, cpus[nid])), f"node {nid} size: {memory_mb} MB",
+        lines += [f"node {nid} cpus:" + "".join(f" {c}" for c in cpus[nid]), f"node {nid} size: {memory_mb} MB",
                   f"node {nid} free: {memory_mb} MB"]
     lines.append("node distances:")
     lines.append("node " + "".join(f"{j:>4}" for j in ids))
@@ -124,10 +135,12 @@ def _hmat_bandwidths_MBps(values) -> tuple:
 
 def _qemu_text(topology, m, memory_mb: int) -> str:
     ids = list(topology.node_ids)
+    k_of = {nid: k for k, nid in enumerate(ids)}
     cores = [topology.node(nid).cores for nid in ids]
     cpus = sum(cores)
     even = len(set(cores)) == 1
-    # QEMU's sockets all have one core count: unequal nodes get a socket per CPU, each placed on its node
+    # QEMU's sockets all have one core count: unequal nodes (memory-only ones included) get a socket per CPU,
+    # each placed on its node
     smp = f"sockets={len(ids)},cores={cores[0]}" if even else f"sockets={cpus},cores=1"
     opts = [f"# NUMA layout of board {m.board} ({m.board_hash}), simnuma {m.version}",
             f"-machine q35,hmat=on -smp {cpus},{smp},threads=1 -m {memory_mb * len(ids)}M"]
@@ -135,8 +148,10 @@ def _qemu_text(topology, m, memory_mb: int) -> str:
         opts.insert(1, "# QEMU's nodes 0.." + str(len(ids) - 1) + " are the board's nodes "
                     + ", ".join(map(str, ids)) + ", in that order")
     for k, nid in enumerate(ids):
+        # a memory-only node's initiator is the nearest node with CPUs (QEMU's HMAT needs one for every node)
+        initiator = k if cores[k] else k_of[_nearest_initiator(m, nid)]
         opts.append(f"-object memory-backend-ram,id=mem{k},size={memory_mb}M")
-        opts.append(f"-numa node,nodeid={k},memdev=mem{k},initiator={k}")
+        opts.append(f"-numa node,nodeid={k},memdev=mem{k},initiator={initiator}")
     for k, nid in enumerate(ids):
         sockets = [k] if even else _cpus(topology)[nid]
         opts.extend(f"-numa cpu,node-id={k},socket-id={socket}" for socket in sockets)
@@ -148,14 +163,21 @@ def _qemu_text(topology, m, memory_mb: int) -> str:
     bandwidth, step = _hmat_bandwidths_MBps(m.node_bandwidth_GBps)
     if step > 1:
         opts.insert(1, f"# HMAT bandwidths rounded to multiples of {step} MB/s: QEMU's table holds 16 bits an entry")
-    for a in range(len(ids)):
+    for r, src in enumerate(m.rows):          # the initiators: nodes with CPUs
+        a = k_of[src]
         for b in range(len(ids)):
-            lat = max(1, round(m.latency_ns[a][b]))
+            lat = max(1, round(m.latency_ns[r][b]))
             opts.append(f"-numa hmat-lb,initiator={a},target={b},hierarchy=memory,data-type=access-latency,"
                         f"latency={lat}")
             opts.append(f"-numa hmat-lb,initiator={a},target={b},hierarchy=memory,data-type=access-bandwidth,"
-                        f"bandwidth={bandwidth[a][b]}M")
+                        f"bandwidth={bandwidth[r][b]}M")
     return "\n".join(opts) + "\n"
+
+
+def _nearest_initiator(m, nid: int) -> int:
+    """The node with CPUs whose idle latency to ``nid``'s memory is the least (the lowest id of those as near)."""
+    j = list(m.nodes).index(nid)
+    return min(zip(m.rows, m.latency_ns), key=lambda rl: (rl[1][j], rl[0]))[0]
 
 
 def _hwloc_bitmap(bits) -> str:
@@ -187,7 +209,14 @@ def _hwloc_xml(topology, m, memory_mb: int) -> str:
              f'    <info name="simnumaBoard" value={quoteattr(f"{m.board} ({m.board_hash})")}/>',
              f'    <info name="simnumaVersion" value={quoteattr(m.version)}/>']
     node_gp = {}
-    for k, nid in enumerate(ids):
+    for nid in ids:     # a memory-only node: the Machine's memory, near every CPU (hwloc lists memory first)
+        if not cpus[nid]:
+            ns = _hwloc_bitmap([nid])
+            node_gp[nid] = next(gp)
+            lines.append(f'    <object type="NUMANode" os_index="{nid}" cpuset="{all_cpus}" complete_cpuset="{all_cpus}"'
+                         f' nodeset="{ns}" complete_nodeset="{ns}" gp_index="{node_gp[nid]}"'
+                         f' local_memory="{memory_mb * 2**20}"/>')
+    for k, nid in enumerate(n for n in ids if cpus[n]):
         cs = _hwloc_bitmap(cpus[nid])
         ns = _hwloc_bitmap([nid])
         lines.append(f'    <object type="Package" os_index="{k}" cpuset="{cs}" complete_cpuset="{cs}" nodeset="{ns}"'
@@ -216,7 +245,7 @@ def _hwloc_xml(topology, m, memory_mb: int) -> str:
     for name, flags, values, scale in (("Latency", 6, m.latency_ns, 1.0),
                                        ("Bandwidth", 5, m.node_bandwidth_GBps, 1e9 / 2**20)):
         lines.append(f'  <memattr name="{name}" flags="{flags}">')
-        for a, src in enumerate(ids):
+        for a, src in enumerate(m.rows):         # from the CPUs of each node that has them
             for b, dst in enumerate(ids):
                 lines.append(f'    <memattr_value target_obj_type="NUMANode" target_obj_gp_index="{node_gp[dst]}"'
                              f' initiator_cpuset="{_hwloc_bitmap(cpus[src])}" value="{max(1, round(values[a][b] * scale))}"/>')

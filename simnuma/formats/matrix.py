@@ -2,12 +2,13 @@
 
 All from simulations through the one runner and its cache (steady mode, 64 MiB arrays):
 
-* **idle latency** (ns), row: the node a thread runs on, column: the node its memory is on: the
-  latency chase ``i.0.l.j`` alone, one line in flight over a scattered order of its lines (MLC's
-  idle latency);
+* **idle latency** (ns), row: the node a thread runs on (a node with cores: a memory-only node has
+  a column and no row), column: the node its memory is on: the latency chase ``i.0.l.j`` alone,
+  one line in flight over a scattered order of its lines (MLC's idle latency);
 * **bandwidth** (GB/s): one streaming reader ``i.0.r.j``, and every core of node ``i`` reading node
   ``j`` at once (MLC's ``--bandwidth_matrix`` loads all of a node's cores);
-* **loaded latency**, per memory node ``j``: the chase ``j.0.l.j`` beside a reader of node ``j`` on
+* **loaded latency**, per memory node ``j``: the chase ``j.0.l.j`` (from the nearest node with cores
+  where ``j`` has none) beside a reader of node ``j`` on
   every other core of the board, each a load generator paced to an equal share of an offered load
   of 0.1 to 1.5 times the node's memory peak (MLC's ``--loaded_latency`` varies an injection delay
   from idle to saturation): the node's memory bandwidth and the chase's latency at each point.  A
@@ -35,16 +36,23 @@ SIZE_BYTES = 64 << 20
 class Matrices:
     board: str
     board_hash: str
-    nodes: tuple
-    latency_ns: list          # [i][j]
+    nodes: tuple              # the columns: every node, the memory a thread reads
+    latency_ns: list          # [i][j], a row per node with cores (``rows``)
     bandwidth_GBps: list      # one reader [i][j]
     node_bandwidth_GBps: list  # every core of node i reading node j
     loaded: dict              # node j -> [(offered load as a share of its peak, memory GB/s, latency ns)]
     seed: int
     version: str
+    initiators: tuple = ()    # the rows, where they are not every node: memory-only nodes run no thread
+
+    @property
+    def rows(self) -> tuple:
+        """The nodes of the rows: those a thread runs on."""
+        return self.initiators or self.nodes
 
     def to_dict(self) -> dict:
-        return {"board": self.board, "board_hash": self.board_hash, "nodes": list(self.nodes), "seed": self.seed,
+        return {"board": self.board, "board_hash": self.board_hash, "nodes": list(self.nodes),
+                "initiators": list(self.rows), "seed": self.seed,
                 "version": self.version, "units": {"latency": "ns", "bandwidth": "GB/s (10^9 B/s)"},
                 "idle_latency_ns": self.latency_ns, "bandwidth_GBps": {"one_reader": self.bandwidth_GBps,
                                                                       "all_cores": self.node_bandwidth_GBps},
@@ -106,7 +114,7 @@ def _cases(topology, parts=PARTS, orbit: dict | None = None) -> dict:
     (``orbit``: :func:`node_orbits`, worked out here when not given)."""
     ids = topology.node_ids
     cases: dict = {}
-    for i in ids:
+    for i in topology.core_node_ids:
         cores = topology.node(i).cores
         for j in ids:
             cases[("latency", i, j)] = explicit_case([f"{i}.0.l.{j}"])
@@ -118,12 +126,23 @@ def _cases(topology, parts=PARTS, orbit: dict | None = None) -> dict:
     for j in ids if "loaded" in parts else ():
         if orbit[j] != j:
             continue      # simulated on the lowest node of its orbit
-        loaders = [(n, c) for n in ids for c in range(topology.node(n).cores) if (n, c) != (j, 0)]
+        chaser = _chaser(topology, j)
+        loaders = [(n, c) for n in ids for c in range(topology.node(n).cores) if (n, c) != (chaser, 0)]
         for share in LOAD_SHARES if loaders else ():
             rate = round(share * memory_peak_GBps(topology.node(j)) / len(loaders), 4)
-            cases[("loaded", j, share)] = explicit_case([f"{j}.0.l.{j}"],
+            cases[("loaded", j, share)] = explicit_case([f"{chaser}.0.l.{j}"],
                                                         [f"{n}.{c}.r.{j}@{rate}GB/s" for n, c in loaders])
     return cases
+
+
+def _chaser(topology, j: int) -> int:
+    """The node whose core 0 chases node ``j``'s memory in its loaded-latency curve: ``j`` itself, or for a
+    memory-only node the nearest node with cores (the lowest of those as near)."""
+    if topology.node(j).cores:
+        return j
+    hops = topology.hop_matrix()
+    at = {nid: k for k, nid in enumerate(topology.node_ids)}
+    return min(topology.core_node_ids, key=lambda i: (hops[at[i]][at[j]], i))
 
 
 def count_jobs(topology, parts=PARTS) -> int:
@@ -153,16 +172,16 @@ def compute_matrices(topology, workers: int = 1, cache_dir=None, seed: int = 1, 
         for before, share in zip(LOAD_SHARES, LOAD_SHARES[1:]):
             running = {j for j in running if _chase_ns(results[jobs[("loaded", j, before)].key]) < SATURATED * idle[j]}
             results.update(runner.run([jobs[("loaded", j, share)] for j in sorted(running)], on_done))
-    ids = topology.node_ids
+    ids, rows = topology.node_ids, topology.core_node_ids
 
     def fg(key) -> list:
         return [t for t in results[jobs[key].key]["threads"] if t["role"] == "foreground"]
 
-    latency = [[fg(("latency", i, j))[0]["latency_ns"]["mean"] for j in ids] for i in ids]
+    latency = [[fg(("latency", i, j))[0]["latency_ns"]["mean"] for j in ids] for i in rows]
     one = every = []
     if "bandwidth" in parts:
-        one = [[fg(("one", i, j))[0]["bandwidth_GBps"] for j in ids] for i in ids]
-        every = [[sum(t["bandwidth_GBps"] for t in fg(("all", i, j))) for j in ids] for i in ids]
+        one = [[fg(("one", i, j))[0]["bandwidth_GBps"] for j in ids] for i in rows]
+        every = [[sum(t["bandwidth_GBps"] for t in fg(("all", i, j))) for j in ids] for i in rows]
     loaded = {}
     for j in ids if "loaded" in parts else ():
         points = []
@@ -174,7 +193,8 @@ def compute_matrices(topology, workers: int = 1, cache_dir=None, seed: int = 1, 
             memory = next(m for m in r["memory"] if m["node"] == orbit[j])
             points.append((share, memory["bandwidth_GBps"], fg(key)[0]["latency_ns"]["mean"]))
         loaded[j] = points
-    return Matrices(topology.name, digest, tuple(ids), latency, one, every, loaded, seed, __version__)
+    return Matrices(topology.name, digest, tuple(ids), latency, one, every, loaded, seed, __version__,
+                    () if rows == ids else tuple(rows))
 
 
 MLC_MB_PER_SEC = "Bandwidths are in MB/sec (1 MB/sec = 1,000,000 Bytes/sec)"
@@ -182,10 +202,11 @@ MLC_MB_PER_SEC = "Bandwidths are in MB/sec (1 MB/sec = 1,000,000 Bytes/sec)"
 LOADED_TITLE = "Loaded latencies per memory node"
 
 
-def _grid(header: list, ids, values, fmt: str) -> list:
-    """A grid as MLC prints one: its header lines, then a tab before each column and after each row's node."""
-    lines = [*header, "\t\tNuma node", "Numa node\t" + "\t".join(f"{j:>7}" for j in ids)]
-    for i, row in zip(ids, values):
+def _grid(header: list, m: Matrices, values, fmt: str) -> list:
+    """A grid as MLC prints one: its header lines, then a tab before each column and after each row's node (a row
+    per node with cores, a column per node)."""
+    lines = [*header, "\t\tNuma node", "Numa node\t" + "\t".join(f"{j:>7}" for j in m.nodes)]
+    for i, row in zip(m.rows, values):
         lines.append(f"{i:>7}\t" + "\t".join(format(v, fmt).rjust(7) for v in row))
     return lines
 
@@ -199,18 +220,18 @@ def mlc_text(m: Matrices) -> str:
     in MB/sec of 10^6 bytes), so that ``simnuma import mlc`` and ``simnuma validate`` read them back."""
     lines = [f"simnuma {m.version}: board {m.board} ({m.board_hash}), seed {m.seed}; simulated, as Intel MLC"
              " measures a machine", ""]
-    lines += _grid(["Measuring idle latencies (in ns)..."], m.nodes, m.latency_ns, ".1f") + [""]
+    lines += _grid(["Measuring idle latencies (in ns)..."], m, m.latency_ns, ".1f") + [""]
     if m.bandwidth_GBps:
         lines += _grid(["Measuring Memory Bandwidths between nodes, one reader (simnuma: core 0 of the row's node)",
-                        MLC_MB_PER_SEC, "Using Read-only traffic type"], m.nodes, _MBps(m.bandwidth_GBps), ".1f")
+                        MLC_MB_PER_SEC, "Using Read-only traffic type"], m, _MBps(m.bandwidth_GBps), ".1f")
         lines += [""]
         lines += _grid(["Measuring Memory Bandwidths between nodes within system", MLC_MB_PER_SEC,
                         "Using every core of the row's node", "Using Read-only traffic type"],
-                       m.nodes, _MBps(m.node_bandwidth_GBps), ".1f") + [""]
+                       m, _MBps(m.node_bandwidth_GBps), ".1f") + [""]
     if not m.loaded:
         return "\n".join(lines) + "\n"
-    lines.append(f"{LOADED_TITLE} (simnuma: the chase on core 0 of the node, a reader of the node's memory on every"
-                 " other core)")
+    lines.append(f"{LOADED_TITLE} (simnuma: the chase on core 0 of the node, or of the nearest with cores, a reader of"
+                 " the node's memory on every other core)")
     lines.append(MLC_MB_PER_SEC)
     lines.append("Memory node\tOffered (x peak)\tLatency (ns)\tBandwidth (MB/sec)")
     for j, points in m.loaded.items():
@@ -224,7 +245,7 @@ def matrices_csv(m: Matrices) -> str:
     rows = ["measurement,from_node,to_node,offered_share_of_peak,value,unit"]
     for name, values, unit in (("idle_latency", m.latency_ns, "ns"), ("bandwidth_one_reader", m.bandwidth_GBps, "GB/s"),
                                ("bandwidth_all_cores", m.node_bandwidth_GBps, "GB/s")):
-        for i, row in zip(m.nodes, values):
+        for i, row in zip(m.rows, values):
             for j, v in zip(m.nodes, row):
                 rows.append(f"{name},{i},{j},,{v:.6g},{unit}")
     for j, points in m.loaded.items():
@@ -252,7 +273,7 @@ def write_heatmap(path, m: Matrices) -> bool:
                                    (axes[1], m.node_bandwidth_GBps, "every core reading (GB/s)", ".1f")):
         image = ax.imshow(values, cmap="viridis")
         ax.set_xticks(range(len(m.nodes)), [f"N{j}" for j in m.nodes])
-        ax.set_yticks(range(len(m.nodes)), [f"N{i}" for i in m.nodes])
+        ax.set_yticks(range(len(m.rows)), [f"N{i}" for i in m.rows])
         ax.set_xlabel("memory on")
         ax.set_ylabel("thread on")
         ax.set_title(title)

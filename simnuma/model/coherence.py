@@ -3,7 +3,8 @@
 Models, for a line homed on node H and requested from node S:
 
 * **read** — request S->H; when H's MCT admits it, DRAM starts and (broadcast)
-  a probe goes from H to every other node; every probed node answers S; H
+  a probe goes from H to every other node with a cache (a memory-only node,
+  without cores, has none); every probed node answers S; H
   sends the data to S.  The read completes at S when the data and every probe
   response are in; S then sends source-done to H, which frees the read's
   DRAM queue entry there if the board says so (``memory.release: done``).
@@ -60,15 +61,16 @@ class Transaction(HeapEvent):
 class Coherence(Component):
     """Runs the protocol between the nodes' SRIs and MCTs."""
 
-    def __init__(self, env, mode: str, sris: list[SRI], mcts: list[MCT]):
+    def __init__(self, env, mode: str, sris: list[SRI], mcts: list[MCT], cached: list[bool] | None = None):
         self.env = env
         self.clock: Clock = env.clock
         self.mode = mode
         self.sris = sris
         self.mcts = mcts
         n = len(sris)
+        caches = cached if cached is not None else [True] * n   # a memory-only node has no cache to probe
         if mode == "broadcast":
-            self.probe_targets = [tuple(t for t in range(n) if t != home) for home in range(n)]
+            self.probe_targets = [tuple(t for t in range(n) if t != home and caches[t]) for home in range(n)]
         else:
             self.probe_targets = [() for _ in range(n)]
         self.probe_order: dict[tuple[int, int], tuple[int, ...]] = {}   # (home, requester) -> probe targets, in order

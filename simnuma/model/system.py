@@ -75,7 +75,8 @@ class System:
         self.lanes, routes = route_lanes(topology, index, self.links)
         resp_routes = route_lanes(topology, index, self.links, "response")[1]
         probe_routes = route_lanes(topology, index, self.links, "probe")[1]
-        self.coherence = Coherence(env, topology.coherence, self.sris, self.mcts)
+        self.coherence = Coherence(env, topology.coherence, self.sris, self.mcts,
+                                   [topology.node(nid).cores > 0 for nid in self.ids])
         for i in range(n):
             self.sris[i].xbar = self.mcts[i].xbar = self.xbars[i]
             self.sris[i].routes = routes[i]

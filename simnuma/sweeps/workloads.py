@@ -43,19 +43,20 @@ def _case(topology, foreground: str, background: str) -> Case:
 def plan_cases(entry, topology) -> list:
     """The :class:`Planned` cases of one workload entry on ``topology``."""
     ids = list(topology.node_ids)
+    runs = list(topology.core_node_ids)   # where threads run: a memory-only node only holds arrays
     bg = entry.background
     out = []
     if entry.kind == "case":
         return [Planned(entry.case.placed(topology), entry.label, "case")]
     for op in entry.ops:
         if entry.kind in ("single", "local"):
-            for n in ids:
+            for n in runs:
                 for m in (ids if entry.kind == "single" else [n]):
                     out.append(Planned(_case(topology, f"{n}.0.{op}.{m}", bg), entry.label, "single",
                                        (("op", op), ("node", n), ("mem", m))))
         elif entry.kind == "pairs":
-            for i, a in enumerate(ids):
-                for b in ids[i + 1:]:
+            for i, a in enumerate(runs):
+                for b in runs[i + 1:]:
                     for m1 in ids:
                         for m2 in ids:
                             out.append(Planned(_case(topology, f"{a}.0.{op}.{m1} {b}.0.{op}.{m2}", bg), entry.label,
@@ -63,6 +64,8 @@ def plan_cases(entry, topology) -> list:
         elif entry.kind == "crossfire":
             for link in topology.links:
                 a, b = link.a, link.b
+                if a not in runs or b not in runs:
+                    continue      # no thread runs on a memory-only node
                 tags = (("op", op), ("link", f"{a}-{b}"))
                 out.append(Planned(_case(topology, f"{a}.0.{op}.{b} {b}.0.{op}.{a}", bg), entry.label, "crossfire",
                                    tags))
@@ -70,7 +73,7 @@ def plan_cases(entry, topology) -> list:
                     out.append(Planned(_case(topology, f"{x}.0.{op}.{y}", bg), entry.label, "alone", tags, False))
         elif entry.kind == "all-to-all":
             for k in range(1, len(ids)):
-                threads = " ".join(f"{n}.0.{op}.{ids[(i + k) % len(ids)]}" for i, n in enumerate(ids))
+                threads = " ".join(f"{n}.0.{op}.{ids[(i + k) % len(ids)]}" for i, n in enumerate(ids) if n in runs)
                 out.append(Planned(_case(topology, threads, bg), entry.label, "all-to-all",
                                    (("op", op), ("shift", k))))
     return out

@@ -201,6 +201,11 @@ class Topology:
         return tuple(n.id for n in self.nodes)
 
     @property
+    def core_node_ids(self) -> tuple:
+        """The ids of the nodes with cores, ascending: where threads run (the others are memory-only nodes)."""
+        return tuple(n.id for n in self.nodes if n.cores)
+
+    @property
     def directions(self) -> tuple:
         """Every link direction ``(src, dst)``, two per link, in link order."""
         return tuple(d for link in self.links for d in link.directions)

@@ -184,7 +184,9 @@ _NS0 = (0.0, "ns")   # a DRAM time of 0 ns: not given
 
 # The order is the schema's: it orders the keys an "unknown key" message lists.
 BOARD_PARAMETERS = (
-    Param("cores", "int", "cores of the socket; threads are placed on cores `0 .. cores-1`", "cores", unit="cores"),
+    Param("cores", "count0", "cores of the socket; threads are placed on cores `0 .. cores-1`; 0 for a memory-only"
+          " node (CXL memory, HBM in flat mode): it holds arrays, runs no thread and has no cache to probe",
+          "cores", unit="cores"),
     Param("ports", "int", "HyperTransport ports; coherent links plus I/O entries of the node may not exceed it",
           "ports", unit="ports"),
     Param("core.window", "int", "lines a core keeps outstanding per op (read-only, write-only, triad): miss buffers"

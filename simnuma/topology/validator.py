@@ -48,6 +48,10 @@ class _Validator(_Checker):
         defaults = self.section(data, "defaults", NODE_SCHEMA)
         link_defaults = self.section(data, "link_defaults", LINK_SCHEMA)
         nodes = self.nodes(data, defaults)
+        if nodes and all(n.cores is not None for n in nodes) and not any(n.cores for n in nodes):
+            self.err(("defaults", "cores") if "cores" in (data.get("defaults") or {}) else ("nodes",),
+                     "no node has a core: a board needs at least one to run threads (0 cores make a memory-only"
+                     " node)")
         ids = {n.id for n in nodes} if nodes else _AnyNode()  # no usable node: 'nodes' was reported
         edges, links = self.links(data, link_defaults, ids)
         io = self.io(data, ids)

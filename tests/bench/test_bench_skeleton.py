@@ -167,3 +167,15 @@ def test_any_one_line_name_makes_a_board_of_that_name(name, tmp_path, capsys):
     code, out, err = call_cli(capsys, "bench", "host", "--sysfs", sysfs("two_node"), "--name", name, "-o", target)
     assert code == 0, err
     assert parse_topology(target.read_text(), "named.yaml").name == name
+
+
+def test_a_node_without_cpus_is_a_memory_only_node_of_the_board():
+    """CXL memory or HBM in flat mode: sysfs lists a node with memory and no CPUs."""
+    from simnuma.bench.host import Host, HostNode
+
+    nodes = (HostNode(0, (0, 1, 2, 3), 1 << 34, 1 << 33), HostNode(1, (), 1 << 36, 1 << 35))
+    host = Host("/x", nodes, ((10, 20), (20, 10)), (), 0, None, None, "test CPU", "Linux 6", True)
+    text = host_topology_yaml(host, name="cxl")
+    assert "  - {id: 1, cores: 0}   # no CPUs on this host (a memory-only node" in text
+    topo = parse_topology(text, "cxl.yaml")
+    assert topo.core_node_ids == (0,) and topo.node(1).cores == 0
