@@ -140,7 +140,7 @@ def test_a_parameter_the_memory_model_does_not_have_is_refused(item, message):
     ("memory.latency=50:20", "LOW < HIGH"),
     ("memory.efficiency=0.5:1.5", "at most 1"),
     ("core.window.r=1:2.5", "whole numbers"),
-    ("memory.queue=1:5000", "memory.queue bounds are whole numbers from 1 to 4096"),
+    ("memory.queue=1:70000", "memory.queue bounds are whole numbers from 1 to 65536"),
     ("core.window.r=1:2000", "core.window.r bounds are whole numbers from 1 to 1024"),
 ])
 def test_bad_fit_items(item, message):

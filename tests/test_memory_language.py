@@ -120,6 +120,11 @@ def test_curves_are_read_and_checked():
     assert path == "defaults.memory.curves" and "curves[1].points[1]: points must rise in bandwidth" in message
     (path, message), = problems(curves.replace("[8 GB/s, 120 ns]", "[8 GB/s]"))
     assert "curves[0].points[1]: expected [bandwidth, latency]" in message
+    for slip, words in (("[800 TB/s, 120 ns]", "curves[0].points[1]: ['800 TB/s', '120 ns'] is implausible"),
+                        ("[8 GB/s, 120 s]", "is implausible: a board's latencies"),
+                        ("[8 GB/s, 20 ns]", "a latency under load below half the idle one (20 ns against 90 ns")):
+        (path, message), = problems(curves.replace("[8 GB/s, 120 ns]", slip))
+        assert words in message, message
 
 
 def test_a_timing_is_a_parameter_like_any_other():

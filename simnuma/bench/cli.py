@@ -149,6 +149,7 @@ def cmd_host(args) -> int:
                          " each mix reaches; drop --memory-bandwidth (or --suite)")
     text = host_topology_yaml(host, name=args.name, memory_bandwidth_GBps=bandwidth,
                               memory_source=args.memory_source, curves=curves, curves_source=source)
+    _check_board(text, args.output or "the board")
     if suite is not None:
         text += _firmware_report(args.suite, suite[1], host)
     if args.output is not None:
@@ -157,6 +158,19 @@ def cmd_host(args) -> int:
     else:
         sys.stdout.write(text)
     return 0
+
+
+def _check_board(text: str, shown: str) -> None:
+    """BenchError unless the board written is one simnuma loads: a measured curve it cannot hold (a latency that
+    is not positive, a bandwidth beyond any memory) is refused before anything is written."""
+    from ..errors import TopologyError
+    from ..topology import parse_topology
+
+    try:
+        parse_topology(text, shown)
+    except TopologyError as exc:
+        first = str(exc).splitlines()[0]
+        raise BenchError(f"the board written from this machine would not load: {first}") from None
 
 
 def _firmware_report(folder, reports, host: Host) -> str:
@@ -181,10 +195,15 @@ def _suite_curves(folder, suite: tuple, host: Host) -> tuple:
     measured = index.get("host") if isinstance(index.get("host"), dict) else {}
     theirs = [(n.get("id"), len(n.get("cpus") or [])) for n in measured.get("nodes") or [] if isinstance(n, dict)]
     ours = [(n.id, len(n.cpus)) for n in host.nodes]
-    if theirs != ours or measured.get("cpu_model") != host.cpu_model:
+    # a copy of a machine's sysfs without its cpuinfo names no CPU model: its nodes and CPUs must match alone
+    model_differs = host.cpu_model != "unknown" and measured.get("cpu_model") != host.cpu_model
+    if theirs != ours or model_differs:
         raise BenchError(f"--suite {folder}: measured on {measured.get('cpu_model')!r} with nodes and CPUs {theirs},"
                          f" but this host is {host.cpu_model!r} with {ours}: the suite of another machine")
-    curves = curves_from_reports(reports)
+    try:
+        curves = curves_from_reports(reports)
+    except (KeyError, TypeError, StopIteration, SpecError) as exc:
+        raise BenchError(f"--suite {folder}: malformed report in the suite: {exc}") from None
     if not curves:
         print(f"note: --suite {folder} has no loaded-latency cases (a latency chase beside streams, and the chase"
               " alone): the memory keeps its placeholders", file=sys.stderr)

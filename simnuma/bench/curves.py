@@ -44,6 +44,10 @@ __all__ = ["CurvePoint", "Curve", "curves_from_suite", "curves_from_reports", "r
 MEMORY_BYTES_PER_REPORTED_BYTE = {"r": 1.0, "w": 2.0, "t": 4.0 / 3.0}
 READ_SHARE = {"r": 1.0, "w": 0.5, "t": 0.75, "l": 1.0}
 CPU_SHARE_TRUSTED = 0.9    # a chase with less of its CPU than this in a repetition shared it with other work
+# a point within this share of the bandwidth of the one before it adds nothing a curve of latency against bandwidth
+# can hold: past saturation, loads that rise further leave the bandwidth where it is and only queue (the model
+# queues the excess itself), so of such points the first, the least loaded, is kept
+SAME_BANDWIDTH = 0.005
 SUITE_INDEX = "suite.json"
 
 
@@ -188,6 +192,9 @@ def _stream_peaks(reports) -> dict:
 def curves_from_reports(reports) -> list:
     """Curves from ``[(case name, report dict), ...]``: one per chase and mix that has an idle chase.
 
+    Points are kept by bandwidth; one at most the idle chase's bandwidth, or within ``SAME_BANDWIDTH``
+    of the point kept before it, is dropped (``dropped``).
+
     A curve's peak is the most its mix's streams drew alone (:func:`_stream_peaks`) when that is
     above its last point: a machine with few CPUs cannot load its memory beside the chase.
     """
@@ -210,9 +217,14 @@ def curves_from_reports(reports) -> list:
         idle_case, idle_report, chase = idle[label]
         first = _point(idle_report, idle_case, chase.mem_node)
         points = sorted((_point(r, c, chase.mem_node) for c, r in cases), key=lambda p: p.bandwidth_GBps)
-        kept = [p for p in points if p.bandwidth_GBps > first.bandwidth_GBps]
-        dropped = tuple(p.case for p in points if p.bandwidth_GBps <= first.bandwidth_GBps)
-        everything = [first] + kept
+        everything = [first]
+        dropped_cases = []
+        for p in points:
+            if p.bandwidth_GBps > everything[-1].bandwidth_GBps * (1.0 + SAME_BANDWIDTH):
+                everything.append(p)
+            else:
+                dropped_cases.append(p.case)
+        dropped = tuple(dropped_cases)
         traffic = sum(p.bandwidth_GBps for p in everything)
         read_fraction = round(sum(p.read_GBps for p in everything) / traffic, 2) if traffic else 1.0
         peak, peak_case = peaks.get((chase.mem_node, mix), (0.0, ""))

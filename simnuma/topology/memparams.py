@@ -144,6 +144,7 @@ def parse_curves(value: object) -> tuple:
                 peak = parse_quantity(entry["peak"], "bandwidth")
             except UnitError as exc:
                 raise ValueError(f"{where}.peak: {exc}") from None
+            _within_reason(peak, points[-1][1], f"{where}.peak", entry["peak"])
             if peak <= points[-1][0]:
                 raise ValueError(f"{where}.peak: expected a bandwidth above the last point's"
                                  f" {points[-1][0]:g} GB/s, got {entry['peak']}")
@@ -152,6 +153,15 @@ def parse_curves(value: object) -> tuple:
     if len(set(shares)) != len(shares):
         raise ValueError(f"two curves have the read fraction {sorted(s for s in shares if shares.count(s) > 1)[0]}")
     return tuple(sorted(curves, key=lambda c: c.read_fraction))
+
+
+def _within_reason(bandwidth: float, latency: float, here: str, point) -> None:
+    """ValueError when a point's bandwidth or latency is beyond what any memory has (a unit slip)."""
+    from .schema import PLAUSIBLE
+
+    for kind, quantity in (("bandwidth", bandwidth), ("time", latency)):
+        if quantity > PLAUSIBLE[kind][1]:
+            raise ValueError(f"{here}: {point!r} is implausible: {PLAUSIBLE[kind][2]} (a unit slip?)")
 
 
 def _curve_points(raw: object, where: str) -> tuple:
@@ -170,6 +180,10 @@ def _curve_points(raw: object, where: str) -> tuple:
             raise ValueError(f"{here}: {exc}") from None
         if bandwidth < 0 or latency <= 0:
             raise ValueError(f"{here}: expected a bandwidth >= 0 and a latency > 0, got {point!r}")
+        _within_reason(bandwidth, latency, here, point)
+        if points and latency < points[0][1] / 2:
+            raise ValueError(f"{here}: a latency under load below half the idle one ({point[1]} against"
+                             f" {points[0][1]:g} ns at the first point): the first point is the idle chase")
         if points and bandwidth <= points[-1][0]:
             raise ValueError(f"{here}: points must rise in bandwidth ({point[0]} after"
                              f" {points[-1][0]:g} GB/s)")

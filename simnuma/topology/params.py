@@ -208,7 +208,7 @@ BOARD_PARAMETERS = (
               ("curve", {"description": "idle memory latency (the curves add the loaded part)",
                          "low": 20.0, "high": 200.0})))),
     Param("memory.queue", "int", "MCT DRAM queue depth", "memory_queue", unit="entries",
-          fit=Fit(3, 1, 512, "requests the memory controller's DRAM queue holds", integer_max=4096)),
+          fit=Fit(3, 1, 512, "requests the memory controller's DRAM queue holds", integer_max=65_536)),
     Param("memory.release", "release", "when a read's DRAM queue entry is free: `data`, once its data leave the"
           " memory controller; `done`, once the read is complete, its source-done back at the home (a local read:"
           " once its data and every probe response are in), as a home that tracks each request to its end",

@@ -231,15 +231,47 @@ def test_curve_board_loads_once_the_schema_has_curves(suite, tmp_path, capsys):
 
 def test_close_bandwidths_get_more_decimals(tmp_path, capsys):
     cases = {"0.0.l.0": [thread("0.0.l.0", "foreground", ns=100.0)],
-             "0.0.l.0 bg 0.1.r.0": [thread("0.0.l.0", "foreground", ns=130.0), thread("0.1.r.0", "background", 24.93)],
-             "0.0.l.0 bg 0.1.r.0@30GB/s": [thread("0.0.l.0", "foreground", ns=140.0),
-                                           thread("0.1.r.0@30GB/s", "background", 24.97)]}
+             "0.0.l.0 bg 0.1.r.0@1GB/s": [thread("0.0.l.0", "foreground", ns=130.0),
+                                          thread("0.1.r.0@1GB/s", "background", 1.0)],
+             "0.0.l.0 bg 0.1.r.0@2GB/s": [thread("0.0.l.0", "foreground", ns=140.0),
+                                          thread("0.1.r.0@2GB/s", "background", 1.045)]}
     target = tmp_path / "host.yaml"
     code, _, err = call_cli(capsys, "bench", "host", "--sysfs", TWO_NODE, "--suite", write_suite(tmp_path / "s", cases),
                             "-o", target)
     assert code == 0, err
     (curve,) = memory_of(target.read_text())["curves"]
-    assert [b for b, _ in curve["points"]] == ["0.64 GB/s", "25.42 GB/s", "25.43 GB/s"]
+    assert [b for b, _ in curve["points"]] == ["0.64 GB/s", "1.49 GB/s", "1.50 GB/s"]    # 0.6% apart
+
+
+def test_points_at_one_bandwidth_are_the_queue_past_saturation_and_the_first_is_kept(tmp_path, capsys):
+    """Loads past saturation leave the bandwidth where it is (within 0.5%) and only queue: a curve of latency
+    against bandwidth keeps the least loaded of them, and the board it is written into loads."""
+    cases = {"0.0.l.0": [thread("0.0.l.0", "foreground", ns=100.0)],
+             "0.0.l.0 bg 0.1.r.0": [thread("0.0.l.0", "foreground", ns=130.0), thread("0.1.r.0", "background", 24.93)],
+             "0.0.l.0 bg 0.1.r.0@30GB/s": [thread("0.0.l.0", "foreground", ns=140.0),
+                                           thread("0.1.r.0@30GB/s", "background", 24.97)]}
+    (curve,) = curves_from_suite(write_suite(tmp_path / "s", cases))
+    assert [p.latency_ns for p in curve.points] == [100.0, 130.0]
+    assert curve.dropped == ("0.0.l.0 bg 0.1.r.0@30GB/s",)
+    target = tmp_path / "host.yaml"
+    code, _, err = call_cli(capsys, "bench", "host", "--sysfs", TWO_NODE, "--suite", tmp_path / "s", "-o", target)
+    assert code == 0, err
+    from simnuma.topology import parse_topology
+
+    assert parse_topology(target.read_text(), "host.yaml").node(0).curves
+
+
+def test_a_suite_report_without_its_figures_is_one_line(tmp_path, capsys):
+    folder = write_suite(tmp_path / "s", LATENCY_CASES)
+    index = json.loads((folder / "suite.json").read_text())
+    entry = next(e for e in index["cases"] if e["name"] == "0.0.l.0 bg 0.1.r.0")
+    report = folder / entry["file"]
+    data = json.loads(report.read_text())
+    for t in data["threads"]:
+        t.pop("GBps", None)
+    report.write_text(json.dumps(data))
+    code, _, err = call_cli(capsys, "bench", "host", "--sysfs", TWO_NODE, "--suite", folder)
+    assert code == 2 and "malformed report in the suite" in err and len(err.strip().splitlines()) == 1
 
 
 def test_a_suite_without_loaded_latency_writes_the_board_as_before(tmp_path, capsys):
