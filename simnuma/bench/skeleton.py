@@ -248,8 +248,10 @@ def _defaults(cores: int, ports: int, memory_lines: list) -> list:
         "link_defaults:",
         "  bandwidth: 20 GB/s       # assumption: per direction; calibrate on a multi-node host",
         "  latency: 40 ns           # assumption: per hop; calibrate on a multi-node host",
-        "  buffers: {request: 15, posted: 15, response: 15, probe: 15}   # assumption: the most a HyperTransport receiver"
-        " tracks per class (docs/reference.md); calibrate on a multi-node host",
+        f"  buffers: {{request: {queue}, posted: {queue}, response: {queue}, probe: {queue}}}   # assumption: as the"
+        f" request queue, room for every core's misses in flight, so that the link's bandwidth and latency decide"
+        " (a HyperTransport receiver's 15 credits a class would hold a many-core socket's streams to a few GB/s);"
+        " give the machine's own where its documents do",
     ]
 
 
