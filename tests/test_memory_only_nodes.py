@@ -111,3 +111,50 @@ def test_run_and_topo_check_from_the_command_line(tmp_path, capsys):
     assert "0.0.w.2" in capsys.readouterr().out
     assert main(["run", str(path), "2.0.r.0", "--size", "1MiB"]) == 2
     assert "memory-only node" in capsys.readouterr().err
+
+
+def first_node_memory_only() -> str:
+    """A board whose node 0 is the memory-only one, behind node 1: ids 0 (memory), 1 and 2 (sockets)."""
+    text = DUAL_TEXT.replace("name: dual", "name: memory-first", 1)
+    text = text.replace("  - {id: 0}\n  - {id: 1}\nlinks:", "  - {id: 0, cores: 0}\n  - {id: 1}\n  - {id: 2}\nlinks:", 1)
+    text = text.replace("  - {a: 0, b: 1}", "  - {a: 0, b: 1}\n  - {a: 1, b: 2}", 1)
+    text = text.replace("  - {node: 0}\n  - {node: 1}", "  - {node: 1}\n  - {node: 2}", 1)
+    return text.replace("layout: {0: [0, 0], 1: [1, 0]}", "layout: {0: [0, 0], 1: [1, 0], 2: [2, 0]}")
+
+
+def test_a_memory_only_first_node_keeps_the_baseline_mlc_import_and_sweeps_on_nodes_with_cores(tmp_path):
+    from simnuma.case import baseline_case
+    from simnuma.formats.imports import reference_yaml
+    from simnuma.sweeps.spec import CaseSet
+    from simnuma.sweeps.workloads import plan_cases
+
+    board = parse_topology(first_node_memory_only(), "first.yaml")
+    assert baseline_case(board).threads == ("1.0.r.1",)
+    mlc = ("Measuring idle latencies (in ns)...\n\t\tNuma node\nNuma node\t     0\t     1\t     2\n"
+           "       1\t 150.0\t 100.0\t 130.0\n       2\t 170.0\t 130.0\t 100.0\n\n"
+           "Measuring Loaded Latencies for the system\nUsing Read-only traffic type\nInject\tLatency\tBandwidth\n"
+           "Delay\t(ns)\tMB/sec\n==========================\n 00000\t300.00\t  9000.0\n 05000\t110.00\t   400.0\n")
+    import yaml
+
+    doc = yaml.safe_load(reference_yaml("mlc", mlc, board, "first.txt"))
+    loaded = [m for m in doc["measurements"] if "+" in m["case"]]
+    assert loaded and all(m["case"].startswith("1.0.l.1 + ") for m in loaded)
+    crossfire = plan_cases(CaseSet("crossfire", ops=("w",), label="crossfire"), board)
+    assert {c.case.threads for c in crossfire if c.kind == "crossfire"} == {("1.0.w.2", "2.0.w.1")}
+
+
+def test_a_sweep_says_when_a_set_plans_no_case_on_a_board(tmp_path, capsys):
+    board = tmp_path / "middle.yaml"    # the memory node between the sockets: no link joins two nodes with cores
+    text = DUAL_TEXT.replace("name: dual", "name: middle", 1)
+    text = text.replace("  - {id: 0}\n  - {id: 1}\nlinks:", "  - {id: 0}\n  - {id: 1, cores: 0}\n  - {id: 2}\nlinks:", 1)
+    text = text.replace("  - {a: 0, b: 1}", "  - {a: 0, b: 1}\n  - {a: 1, b: 2}", 1)
+    text = text.replace("  - {node: 0}\n  - {node: 1}", "  - {node: 0}\n  - {node: 2}", 1)
+    board.write_text(text.replace("layout: {0: [0, 0], 1: [1, 0]}", "layout: {0: [0, 0], 1: [1, 0], 2: [2, 0]}"))
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(f"name: middle\nboards: [{board}]\ncases:\n  - {{set: crossfire, op: r}}\n  - 0.0.r.2\n"
+                     "size: 1 MiB\nrank: [mean_time_percent]\n")
+    code = main(["sweep", str(sweep), "-o", str(tmp_path / "out"), "--jobs", "1"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "note: middle: the set crossfire r plans no case on it" in captured.err
+    assert "Note: middle: the set crossfire r plans no case on it" in (tmp_path / "out" / "summary.md").read_text()

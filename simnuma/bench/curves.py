@@ -46,7 +46,7 @@ READ_SHARE = {"r": 1.0, "w": 0.5, "t": 0.75, "l": 1.0}
 CPU_SHARE_TRUSTED = 0.9    # a chase with less of its CPU than this in a repetition shared it with other work
 # a point within this share of the bandwidth of the one before it adds nothing a curve of latency against bandwidth
 # can hold: past saturation, loads that rise further leave the bandwidth where it is and only queue (the model
-# queues the excess itself), so of such points the first, the least loaded, is kept
+# queues the excess itself), so of such points the least loaded, the one of least latency, is kept
 SAME_BANDWIDTH = 0.005
 SUITE_INDEX = "suite.json"
 
@@ -220,8 +220,13 @@ def curves_from_reports(reports) -> list:
         everything = [first]
         dropped_cases = []
         for p in points:
-            if p.bandwidth_GBps > everything[-1].bandwidth_GBps * (1.0 + SAME_BANDWIDTH):
+            if p.bandwidth_GBps <= first.bandwidth_GBps:
+                dropped_cases.append(p.case)
+            elif len(everything) == 1 or p.bandwidth_GBps > everything[-1].bandwidth_GBps * (1.0 + SAME_BANDWIDTH):
                 everything.append(p)
+            elif p.latency_ns < everything[-1].latency_ns:   # of one bandwidth, the least loaded: the least latency
+                dropped_cases.append(everything[-1].case)
+                everything[-1] = p
             else:
                 dropped_cases.append(p.case)
         dropped = tuple(dropped_cases)

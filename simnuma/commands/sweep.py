@@ -1,6 +1,7 @@
 """``simnuma sweep``: many boards, grids and workloads in one run; a tidy table, a ranked summary, figures."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from ..tables import count
@@ -87,6 +88,8 @@ def cmd_sweep(args) -> int:
           f" {count(info['simulations'], 'simulation')} ({info['cached']} from the cache) in {info['wall_s']:.0f} s"
           + (f"; {count(info['analytic_only'], 'configuration')} solved by the analytic model only"
              if info.get("analytic_only") else ""))
+    for note in info.get("notes") or ():
+        print(f"note: {note}", file=sys.stderr)
     metric = sweep.rank[0]
     for k, row in enumerate(best, 1):
         value = row.get(metric)

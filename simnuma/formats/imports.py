@@ -198,7 +198,7 @@ def _measurements_mlc(data: dict, topology) -> list:
             _positive(mbps, f"one reader's bandwidth from node {i} to node {j}", "MB/s")
             out.append({"case": f"{i}.0.r.{j}", "metric": "thread_GBps", "thread": f"{i}.0.r.{j}",
                         "value": f"{mbps} MB/s", "source": "mlc"})
-    first = topology.node_ids[0]
+    first = topology.core_node_ids[0]   # where MLC's chase runs: CPU 0, on the first node with CPUs
     others = [(n, c) for n in topology.node_ids for c in range(topology.node(n).cores) if (n, c) != (first, 0)]
     for delay, ns, mbps in data["loaded"]:
         if not others or mbps <= 0:

@@ -35,15 +35,23 @@ class SweepRun:
     info: dict
 
 
-def plan(sweep) -> list:
-    """``[(config, topology, hash, [Planned...]), ...]``: every configuration with its cases and baseline."""
+def plan(sweep, notes: list | None = None) -> list:
+    """``[(config, topology, hash, [Planned...]), ...]``: every configuration with its cases and baseline.  A named
+    set that plans no case on a configuration's board (crossfire where no link joins two nodes with cores) is
+    added to ``notes``, once per board and set."""
     out = []
     for config in sweep.configs():
         topology = config.board.topology.with_parameters(dict(config.values)) if config.values \
             else config.board.topology
         planned = [baseline(topology)]
         for entry in sweep.cases:
-            planned += plan_cases(entry, topology)
+            cases = plan_cases(entry, topology)
+            if not cases and notes is not None:
+                note = (f"{config.board.label}: the set {entry.label or entry.kind} plans no case on it (no pair"
+                        " of nodes with cores it applies to); its aggregates are empty there")
+                if note not in notes:
+                    notes.append(note)
+            planned += cases
         out.append((config, topology, board_hash(topology), planned))
     return out
 
@@ -88,7 +96,8 @@ def run_sweep(sweep, workers: int = 1, cache_dir=None, dask=None, on_done=None, 
     ``prefilter_top``, only the configurations the analytic model ranks best are simulated (:func:`prefilter`),
     the others keep their analytic numbers (``source: analytic`` in the tables).  ``on_start(n)`` is told the
     number of distinct simulations once they are planned, ``on_done(cached)`` after each."""
-    plans = plan(sweep)
+    notes: list = []
+    plans = plan(sweep, notes)
     analytic_configs: list = []
     analytic_points: list = []
     if prefilter_top is not None:
@@ -109,7 +118,7 @@ def run_sweep(sweep, workers: int = 1, cache_dir=None, dask=None, on_done=None, 
     points, configurations = _tables(sweep, plans, results)
     points += analytic_points
     configurations += analytic_configs
-    info_extra = {"analytic_only": len(analytic_configs), "prefilter_top": prefilter_top}
+    info_extra = {"analytic_only": len(analytic_configs), "prefilter_top": prefilter_top, "notes": notes}
     info = {"simnuma": __version__, "result_version": result_version(), "points": len(points),
             "configurations": len(configurations), "simulations": len(jobs), "simulated": simulated,
             "cached": cached, "wall_s": wall_s, "cpu_s": sum(results[k].get("cpu_s", 0.0) for k in jobs),

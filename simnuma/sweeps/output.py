@@ -96,6 +96,8 @@ def summary_text(run) -> str:
              f" {sweep.seed}, arrays of {sweep.size_bytes / 2**20:g} MiB; sweep file {sweep.source}.", "",
              f"{run.info['configurations']} configurations, {run.info['points']} cases in the table,"
              f" {run.info['simulations']} simulations ({run.info['cached']} from the cache).", "",
+             *(f"Note: {note}." for note in run.info.get("notes") or ()),
+             *([""] if run.info.get("notes") else []),
              "Ranked by " + ", then ".join(f"`{r}` ({'lower' if AGGREGATES[r][1] == 'min' else 'higher'} is better)"
                                            for r in sweep.rank) + ".", ""]
     mixed = any(r.get("source") == "analytic" for r in rows)

@@ -261,6 +261,19 @@ def test_points_at_one_bandwidth_are_the_queue_past_saturation_and_the_first_is_
     assert parse_topology(target.read_text(), "host.yaml").node(0).curves
 
 
+def test_of_points_at_one_bandwidth_the_least_loaded_is_kept_even_where_the_bandwidth_sags(tmp_path):
+    """Past saturation a heavier load may draw a little less (the chase slows): the point of least latency stays."""
+    cases = {"0.0.l.0": [thread("0.0.l.0", "foreground", ns=100.0)],
+             "0.0.l.0 bg 0.1.r.0@10GB/s": [thread("0.0.l.0", "foreground", ns=130.0),
+                                           thread("0.1.r.0@10GB/s", "background", 10.0)],
+             "0.0.l.0 bg 0.1.r.0@25GB/s": [thread("0.0.l.0", "foreground", ns=150.0),
+                                           thread("0.1.r.0@25GB/s", "background", 24.97)],
+             "0.0.l.0 bg 0.1.r.0": [thread("0.0.l.0", "foreground", ns=400.0), thread("0.1.r.0", "background", 25.2)]}
+    (curve,) = curves_from_suite(write_suite(tmp_path / "s", cases))
+    assert [p.latency_ns for p in curve.points] == [100.0, 130.0, 150.0]
+    assert curve.dropped == ("0.0.l.0 bg 0.1.r.0",)
+
+
 def test_a_suite_report_without_its_figures_is_one_line(tmp_path, capsys):
     folder = write_suite(tmp_path / "s", LATENCY_CASES)
     index = json.loads((folder / "suite.json").read_text())
