@@ -268,6 +268,16 @@ def test_latency_chases_are_validated_idle_and_loaded():
     assert 0 < rows["0.0.l.0"].predicted < rows["0.0.l.0 + 0.1.r.0"].predicted
 
 
+def test_validation_tells_its_progress_bar_the_total_and_counts_every_case_done():
+    idle = measurement("0.0.l.0", "0.0.l.0", 120.0, metric="thread_latency_ns")
+    loaded = measurement("0.0.l.0 bg 0.1.r.0", "0.0.l.0", 150.0, metric="thread_latency_ns")
+    data = data_set(measurement("0.0.r.0", "0.0.r.0", 2.0), idle, loaded)
+    totals, steps = [], []
+    validate(parse_topology(BOARD), data, board_text=with_record(["0.0.r.0"]), processes=1,
+             progress=steps.append, total=totals.append)
+    assert len(totals) == 1 and totals[0] >= 2 and sum(steps) == totals[0]
+
+
 def test_the_header_names_what_the_calibration_did_not_identify():
     record = {"version": "0.1.0", "date": "2026-01-01", "cases": ["0.0.r.0"], "measurements": ["cal.json"],
               "not_identified": {"probe.lookup": "no fitted prediction depends on it"}}

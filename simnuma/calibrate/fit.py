@@ -358,9 +358,13 @@ def _parameter_fits(params: list, priors: dict, values: dict, verdicts: dict, na
 
 # ------------------------------------------------------------------ prediction (validation)
 
-def predict(topology, data: MeasurementSet, processes: int = 2, seed: int = 1, progress=None) -> list:
-    """The model's value of every measurement of ``data`` on ``topology`` (same order)."""
+def predict(topology, data: MeasurementSet, processes: int = 2, seed: int = 1, progress=None, total=None) -> list:
+    """The model's value of every measurement of ``data`` on ``topology`` (same order); ``total(n)`` is told
+    the number of simulations first, and ``progress(1)`` after each."""
     topology = load_topology(topology)
     check_measurements(topology, data)
     with Evaluator(topology, data, [], processes, seed, progress) as ev:
+        ev.count_cached = True
+        if total is not None:
+            total(len(ev.sims))
         return [float(v) for v in ev.predictions({})]

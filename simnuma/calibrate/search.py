@@ -54,6 +54,7 @@ class Evaluator:
         self.independent = sum(not _identity(m, topology) for m in data)   # the baseline's own time % is not
         self.evaluations = 0
         self.progress = progress
+        self.count_cached = False   # whether a result found in the cache counts as done too (a known total)
         self.runner = Runner(processes)
 
     def __enter__(self):
@@ -87,7 +88,7 @@ class Evaluator:
     def results_many(self, value_sets: list) -> list:
         """Simulated figures of every case for each parameter set (``{sim key: figures}`` each)."""
         jobs = [{key: self._job(sim, values) for key, sim in self.sims.items()} for values in value_sets]
-        done = self.progress and (lambda job, cached: cached or self.progress(1))
+        done = self.progress and (lambda job, cached: (cached and not self.count_cached) or self.progress(1))
         try:
             results = self.runner.run((job for per_set in jobs for job in per_set.values()), done)
         except SimnumaError as exc:

@@ -363,7 +363,7 @@ def _md(text: str) -> str:
 # ------------------------------------------------------------------ running
 
 def validate(topology, data: MeasurementSet, board_text: str | None = None, processes: int = 2, seed: int = 1,
-             progress=None, include_untrusted: bool = False) -> Validation:
+             progress=None, include_untrusted: bool = False, total=None) -> Validation:
     """Predict the measurements of ``data`` that the board's calibration did not use.
 
     ``board_text`` is the board file's text, whose calibration record names
@@ -384,7 +384,7 @@ def validate(topology, data: MeasurementSet, board_text: str | None = None, proc
     if not len(remaining):
         raise CalibrationError(f"every measured case of {', '.join(data.files)} was used to calibrate board"
                                f" {topology.name!r}; nothing is left to validate")
-    predicted = predict(topology, remaining, processes=processes, seed=seed, progress=progress)
+    predicted = predict(topology, remaining, processes=processes, seed=seed, progress=progress, total=total)
     rows = [ValidationRow(m, p) for m, p in zip(remaining, predicted)]
     return Validation(board=topology.name, board_source=topology.source, record=record, data=remaining, rows=rows,
                       excluded_cases=excluded, wall_seconds=time.perf_counter() - started,

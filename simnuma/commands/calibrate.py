@@ -151,6 +151,12 @@ def cmd_calibrate(args) -> int:
     return 0
 
 
+def _set_total(bar, n: int) -> None:
+    """Give a progress bar its total once it is known (the simulations a validation needs)."""
+    bar.total = n
+    bar.refresh()
+
+
 def cmd_validate(args) -> int:
     from ..fileio import OutputFolder, progress
     from ..measurements import load_measurements
@@ -167,7 +173,7 @@ def cmd_validate(args) -> int:
     bar = progress(desc="validating (simulations)")
     try:
         report = validate(topology, data, board_text=text, processes=jobs, seed=args.seed, progress=bar.update,
-                          include_untrusted=args.include_untrusted)
+                          include_untrusted=args.include_untrusted, total=lambda n: _set_total(bar, n))
     finally:
         bar.close()
     print(report.render_text())
