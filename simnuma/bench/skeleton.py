@@ -255,7 +255,9 @@ def _defaults(cores: int, ports: int, memory_lines: list) -> list:
     ]
 
 
-def _node_lines(host: Host, default_cores: int) -> list:
+def _node_lines(host: Host, default_cores: int, per_core_memory_queue: bool = False) -> list:
+    """The ``nodes:`` lines: a node whose CPU count is not the default's gets its own, and queues for its own
+    cores (the memory's too where it is sized per core, as a curve memory's is)."""
     lines = ["nodes:"]
     for n in host.nodes:
         fields = [f"id: {n.id}"]
@@ -265,7 +267,11 @@ def _node_lines(host: Host, default_cores: int) -> list:
             comments.append("no CPUs on this host (a memory-only node: CXL memory, HBM in flat mode): arrays, no"
                             " threads")
         elif len(n.cpus) != default_cores:
-            fields.append(f"cores: {len(n.cpus)}")
+            q = QUEUE_PER_CORE * len(n.cpus)   # its own cores' room, as the defaults give the others'
+            memory = f", memory: {{queue: {q}}}" if per_core_memory_queue else ""
+            fields.append(f"cores: {len(n.cpus)}{memory}, sri: {{buffers: {{request: {q}, posted: {q},"
+                          f" response: {q}}}, probe_queue: {q}}}, mct: {{buffers: {{response: {q}, probe: {q}}}}}")
+            comments.append(f"queues of {QUEUE_PER_CORE} per core of its own")
         if not n.has_memory:
             comments.append("no memory on this host (memoryless node): place no array here")
         comment = f"   # {'; '.join(comments)}" if comments else ""
@@ -315,7 +321,7 @@ def host_topology_yaml(host: Host, name: str | None = None, memory_bandwidth_GBp
     else:
         memory_lines = _fifo_memory_lines(memory_bandwidth_GBps, memory_source)
     lines += _defaults(default_cores, ports, memory_lines)
-    lines += _node_lines(host, default_cores)
+    lines += _node_lines(host, default_cores, per_core_memory_queue=bool(curves))
     lines += _link_lines(inference)
     lines.append("io:                         # assumption: one I/O port per node")
     lines.extend(f"  - {{node: {n.id}}}" for n in host.nodes)
