@@ -292,11 +292,42 @@ def write_json(path, obj) -> Path:
     return write_atomic(path, json.dumps(obj, indent=2, sort_keys=False) + "\n")
 
 
+LOG_INTERVAL_S = 60.0   # away from a terminal, a long run says how far it is at most this often
+
+
 def progress(iterable=None, total=None, desc=None, stream=None, bar_format=None):
-    """A tqdm progress bar on a terminal, silent otherwise (``bar_format``: tqdm's, default its own)."""
+    """A tqdm progress bar on a terminal (``bar_format``: tqdm's, default its own).  Elsewhere (a log file, a
+    batch job) a line every ``LOG_INTERVAL_S`` seconds once the run has lasted that long, and its last line at
+    the end; nothing for a shorter run."""
     from tqdm import tqdm
 
     stream = stream or sys.stderr
-    disable = not (hasattr(stream, "isatty") and stream.isatty())
-    return tqdm(iterable, total=total, desc=desc, file=stream, disable=disable, leave=False,
-                dynamic_ncols=True, bar_format=bar_format)
+    if hasattr(stream, "isatty") and stream.isatty():
+        return tqdm(iterable, total=total, desc=desc, file=stream, leave=False, dynamic_ncols=True,
+                    bar_format=bar_format)
+    return _log_lines(tqdm)(iterable, total=total, desc=desc, file=stream, leave=True, ascii=True,
+                            mininterval=LOG_INTERVAL_S, bar_format=bar_format)
+
+
+def _log_lines(tqdm):
+    """tqdm writing whole lines now and then rather than redrawing one in place (which a log file keeps as one
+    line of carriage returns)."""
+
+    class LogLines(tqdm):
+        printed = False
+
+        def display(self, msg=None, pos=None):
+            if msg is None and self.n and (self.printed or self._time() - self.start_t >= LOG_INTERVAL_S):
+                self.fp.write(self.__str__() + "\n")
+                self.fp.flush()
+                self.printed = True
+            return True
+
+        def close(self):
+            if getattr(self, "disable", True):
+                return
+            self.display()                 # the last line, where the run lasted long enough to have any
+            self.disable = True            # what tqdm's own close does, without redrawing the line in place
+            self._decr_instances(self)
+
+    return LogLines

@@ -274,3 +274,26 @@ def test_a_bench_suite_keeps_the_cases_that_ran_when_some_failed(tmp_path, monke
     again = tmp_path / "again"
     assert main(["bench", "suite", "-o", str(again)]) == 2
     assert not again.exists()      # the folder the failed run created is gone again
+
+
+def test_away_from_a_terminal_a_long_run_writes_a_progress_line_now_and_then(monkeypatch):
+    """A batch job's log gets whole lines once the run has lasted the interval, a short run none."""
+    import io
+    import time
+
+    import simnuma.fileio as fileio
+
+    quick = io.StringIO()
+    with fileio.progress(total=5, desc="validating", stream=quick) as bar:
+        bar.update(5)
+    assert quick.getvalue() == ""
+    monkeypatch.setattr(fileio, "LOG_INTERVAL_S", 0.02)
+    log = io.StringIO()
+    bar = fileio.progress(total=10, desc="calibrating (simulations)", stream=log)
+    for _ in range(10):
+        time.sleep(0.01)
+        bar.update(1)
+    bar.close()
+    lines = log.getvalue().splitlines()
+    assert len(lines) >= 2 and "\r" not in log.getvalue()
+    assert lines[-1].startswith("calibrating (simulations): 100%") and "10/10" in lines[-1]
