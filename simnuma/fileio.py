@@ -20,6 +20,7 @@ import stat
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from .errors import SimnumaError, shown
 
@@ -309,11 +310,11 @@ def progress(iterable=None, total=None, desc=None, stream=None, bar_format=None)
                             mininterval=LOG_INTERVAL_S, bar_format=bar_format)
 
 
-def _log_lines(tqdm):
+def _log_lines(tqdm: Any) -> Any:
     """tqdm writing whole lines now and then rather than redrawing one in place (which a log file keeps as one
     line of carriage returns)."""
 
-    class LogLines(tqdm):
+    class LogLines(tqdm):   # tqdm is imported when a bar is made
         printed = False
 
         def display(self, msg=None, pos=None):
