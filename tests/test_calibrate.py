@@ -748,3 +748,23 @@ def test_cli_calibrate_and_validate_both_warn_of_more_parameters_than_measuremen
     checked = run_cli("validate", out, ref, "--jobs", "1")
     assert checked.returncode == 0, checked.stderr
     assert f"warning: the calibration had {warning}" in checked.stdout
+
+
+def test_threads_a_symmetry_interchanges_count_as_one_independent_measurement():
+    """Every core of a node reading its memory: the model gives each the same figure, so the case says one thing."""
+    from simnuma.calibrate.cases import independent_count
+    from simnuma.measurements import MachineInfo, Measurement, MeasurementSet, parse_case
+
+    quartet = load_topology("quartet")
+    machine = MachineInfo(description="test", board="quartet")
+
+    def m(case, thread=None, metric="thread_GBps", value=1.0):
+        return Measurement(case=parse_case(case), metric=metric, value=value, source="x", machine=machine,
+                           origin="x", thread=thread)
+
+    data = MeasurementSet((m("0.0.r.0", metric="time_percent", value=100.0),     # an identity
+                           m("0.0.r.1", metric="time_percent", value=108.0),
+                           m("0.0.r.0 0.1.r.0", "0.0.r.0"), m("0.0.r.0 0.1.r.0", "0.1.r.0"),   # twins: one
+                           m("0.0.r.0 0.1.w.0", "0.0.r.0"), m("0.0.r.0 0.1.w.0", "0.1.w.0")),  # two
+                          machine, ("x",))
+    assert independent_count(data, quartet) == 4

@@ -89,6 +89,30 @@ def _identity(m, topology: Topology) -> bool:
     return m.metric == "time_percent" and _baseline(m, topology).name == m.case.name
 
 
+def independent_count(data, topology: Topology) -> int:
+    """How many of the measurements of ``data`` say something of their own: not an identity (the baseline's own
+    time %), and of the threads of one case that a symmetry of the board interchanges (every core of a node
+    streaming its memory), one: the model gives them one figure, so the others tell a fit nothing more."""
+    from ..model.symmetry import exchangeable_groups
+    from ..workload import parse_spec
+
+    seen: set = set()
+    for m in data:
+        if _identity(m, topology):
+            continue
+        subject: object = (m.node, m.link)
+        if m.thread is not None:
+            foreground = [parse_spec(t) for t in m.case.threads]
+            labels = [s.label for s in foreground]
+            if m.thread in labels:
+                groups = exchangeable_groups(topology, foreground, [parse_spec(t) for t in m.case.background])
+                subject = next(min(g) for g in groups if labels.index(m.thread) in g)
+            else:
+                subject = m.thread
+        seen.add((m.case.name, m.size_bytes, m.metric, subject))
+    return len(seen)
+
+
 def predicted_value(m, results: dict, topology: Topology) -> float:
     """The model's value of measurement ``m`` from simulated ``results`` (keyed like SimCase.key)."""
     size = m.size_bytes or DEFAULT_SIZE_BYTES

@@ -12,7 +12,7 @@ from ..errors import CalibrationError, SimnumaError
 from ..measurements import MeasurementSet
 from ..topology import Topology
 from ..runner import Runner, board_hash
-from .cases import SimCase, _identity, figures, predicted_value, sim_cases_for
+from .cases import SimCase, figures, independent_count, predicted_value, sim_cases_for
 from .parameters import (
     DIFF_STEP,
     FIT_DECIMALS,
@@ -51,7 +51,7 @@ class Evaluator:
         self.seed = seed
         self.sims = sim_cases_for(topology, data)
         self.measured = np.array([m.value for m in data])
-        self.independent = sum(not _identity(m, topology) for m in data)   # the baseline's own time % is not
+        self.independent = independent_count(data, topology)   # identities and symmetric twins counted out
         self.evaluations = 0
         self.progress = progress
         self.count_cached = False   # whether a result found in the cache counts as done too (a known total)
