@@ -162,10 +162,16 @@ def bottleneck(links: list, memory: list, queues: list) -> dict:
 
 
 def bottleneck_text(b: dict) -> str:
-    """``link 0->1 (100.0% busy)``; ``memory N0: N0 mct dram queue full 98% of the time (41.0% busy)``."""
+    """``link 0->1 (100.0% busy)``; ``link 1->0: its posted cmd buffer full 98% of the time (the link 92.7%
+    busy)``; ``memory N0: N0 mct dram queue full 98% of the time (41.0% busy)``."""
     if b["limit"] == "full buffer":
-        busy = f" ({100 * b['utilization']:.1f}% busy)" if b["utilization"] is not None else ""
-        return f"{b['resource']}: {b['buffer']} full {100 * b['full_fraction']:.0f}% of the time{busy}"
+        resource, buffer = b["resource"], b["buffer"]
+        busy = ""
+        if b["utilization"] is not None:
+            busy = f" ({'the link ' if b['kind'] == 'link' else ''}{100 * b['utilization']:.1f}% busy)"
+        if buffer.startswith(resource + " "):   # a link's own buffers: named once, and not the wire's use
+            buffer = f"its {buffer[len(resource) + 1:]} buffer"
+        return f"{resource}: {buffer} full {100 * b['full_fraction']:.0f}% of the time{busy}"
     if b["limit"] == "none":
         return (f"nothing saturates; the busiest is {b['resource']} at {100 * b['utilization']:.1f}%:"
                 " the threads are limited by latency")
