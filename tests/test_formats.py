@@ -10,7 +10,7 @@ import pytest
 
 from simnuma import load_topology
 from simnuma.cli import main
-from simnuma.formats.export import _hmat_bandwidths_MBps, _hwloc_bitmap, _id_ranges, export, slit_distances
+from simnuma.formats.export import _hmat_bandwidths_MBps, _hwloc_bitmap, export, slit_distances
 from simnuma.formats.matrix import Matrices, compute_matrices, matrices_csv, mlc_text
 
 DUAL = load_topology("dual")
@@ -146,7 +146,8 @@ def _qemu_accepts(text: str) -> None:
 
 
 def test_node_ids_and_cpu_sets_as_the_tools_write_them():
-    assert _id_ranges([0, 1, 3, 5, 6, 7]) == "0-1,3,5-7" and _id_ranges([2]) == "2"
+    text = export("numactl", _Board({0: 1, 1: 1, 3: 1, 5: 1, 6: 1, 7: 1}), _matrices([0, 1, 3, 5, 6, 7]), 1024)
+    assert text.startswith("available: 6 nodes (0-1,3,5-7)\n")
     assert _hwloc_bitmap([0, 1]) == "0x00000003" and _hwloc_bitmap([]) == "0x00000000"
     assert _hwloc_bitmap(range(33)) == "0x00000001,0xffffffff"
     assert _hwloc_bitmap([64]) == "0x00000001,0x00000000,0x00000000"

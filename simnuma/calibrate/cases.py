@@ -96,20 +96,20 @@ def independent_count(data, topology: Topology) -> int:
     from ..model.symmetry import exchangeable_groups
     from ..workload import parse_spec
 
+    twin_of: dict = {}   # case name -> {thread label: the lowest index of its exchangeable group}, once a case
+
+    def twin(case, thread: str):
+        if case.name not in twin_of:
+            foreground = [parse_spec(t) for t in case.threads]
+            groups = exchangeable_groups(topology, foreground, [parse_spec(t) for t in case.background])
+            twin_of[case.name] = {foreground[i].label: min(g) for g in groups for i in g}
+        return twin_of[case.name].get(thread, thread)   # a background thread has no twin
+
     seen: set = set()
     for m in data:
-        if _identity(m, topology):
-            continue
-        subject: object = (m.node, m.link)
-        if m.thread is not None:
-            foreground = [parse_spec(t) for t in m.case.threads]
-            labels = [s.label for s in foreground]
-            if m.thread in labels:
-                groups = exchangeable_groups(topology, foreground, [parse_spec(t) for t in m.case.background])
-                subject = next(min(g) for g in groups if labels.index(m.thread) in g)
-            else:
-                subject = m.thread
-        seen.add((m.case.name, m.size_bytes, m.metric, subject))
+        if not _identity(m, topology):
+            subject = (m.node, m.link) if m.thread is None else twin(m.case, m.thread)
+            seen.add((m.case.name, m.size_bytes, m.metric, subject))
     return len(seen)
 
 

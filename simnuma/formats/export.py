@@ -22,6 +22,8 @@ from __future__ import annotations
 import math
 from xml.sax.saxutils import quoteattr
 
+from ..bench.cpulists import format_cpulist
+
 __all__ = ["EXPORTS", "slit_distances", "export"]
 
 EXPORTS = ("slit", "acpi", "numactl", "qemu", "hwloc")
@@ -93,21 +95,10 @@ def _cpus(topology) -> dict:
     return out
 
 
-def _id_ranges(ids) -> str:
-    """Node ids as numactl lists them: runs of consecutive ids as ranges (``0-1,3``)."""
-    runs: list = []
-    for nid in ids:
-        if runs and nid == runs[-1][1] + 1:
-            runs[-1][1] = nid
-        else:
-            runs.append([nid, nid])
-    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
-
-
 def _numactl_text(topology, m, memory_mb: int) -> str:
     cpus = _cpus(topology)
     ids = list(topology.node_ids)
-    lines = [f"available: {len(ids)} nodes ({_id_ranges(ids)})"]
+    lines = [f"available: {len(ids)} nodes ({format_cpulist(ids)})"]   # numactl lists ids as it lists CPUs
     for nid in ids:
         lines += [f"node {nid} cpus:" + "".join(f" {c}" for c in cpus[nid]), f"node {nid} size: {memory_mb} MB",
                   f"node {nid} free: {memory_mb} MB"]

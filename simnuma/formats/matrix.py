@@ -140,9 +140,7 @@ def _chaser(topology, j: int) -> int:
     memory-only node the nearest node with cores (the lowest of those as near)."""
     if topology.node(j).cores:
         return j
-    hops = topology.hop_matrix()
-    at = {nid: k for k, nid in enumerate(topology.node_ids)}
-    return min(topology.core_node_ids, key=lambda i: (hops[at[i]][at[j]], i))
+    return min(topology.core_node_ids, key=lambda i: (topology.hops(i, j), i))
 
 
 def count_jobs(topology, parts=PARTS) -> int:

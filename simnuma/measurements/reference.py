@@ -141,8 +141,8 @@ class _Reference:
             self.fail(path, f"expected a number in {METRICS[metric][0]}, got {raw!r}")
         if not math.isfinite(value) or value <= 0:
             self.fail(path, f"expected a positive number, got {raw!r}")
-        unit, limit = METRICS[metric][0], _PLAUSIBLE.get(kind) if kind is not None else None
-        if kind is not None and limit is not None and value > limit:
+        unit, limit = METRICS[metric][0], _PLAUSIBLE.get(kind or "")
+        if kind and limit is not None and value > limit:
             self.fail(path, f"{value:g} {unit} is beyond any memory system (at most {limit:g} {unit});"
                             f" expected {unit}, got {raw!r}: give the unit (e.g. '{_EXAMPLE[kind]}')")
         return value
