@@ -10,7 +10,8 @@ board language has no field for them.
 Given the bandwidth-latency curves of a suite (:mod:`simnuma.bench.curves`),
 the memory is described by them instead of by a peak bandwidth and an
 efficiency: ``model: curve``, the idle latency as a placeholder to fit, a
-queue deep enough that the curves decide, and one curve per read/write mix.
+queue of the lines the memory held at the curves' most loaded point (Little's law),
+and one curve per read/write mix.
 
 Link inference: the pairs at the smallest off-diagonal distance are taken as
 direct links.  That is unambiguous when those links connect every node and
@@ -20,6 +21,7 @@ the file says which choices the distances did not determine.
 """
 from __future__ import annotations
 
+import math
 import re
 import socket
 from collections import Counter
@@ -29,12 +31,20 @@ from pathlib import Path
 import networkx as nx
 
 from .host import Host, format_bytes
+from ..units import LINE_BYTES
 
-__all__ = ["infer_links", "host_topology_yaml", "LinkInference", "curve_memory_lines", "QUEUE_PER_CORE"]
+__all__ = ["infer_links", "host_topology_yaml", "LinkInference", "curve_memory_lines", "little_queue_lines",
+           "QUEUE_PER_CORE", "SRI_PER_CORE"]
 
 # Per-node queue slots per core in the skeleton: a current core keeps a few dozen
 # L2 misses in flight, so a node's request queue must not be K8-sized (2/3/3).
 QUEUE_PER_CORE = 48
+# SRI buffers per core and class: a request holds one only until the memory or a link takes it, so one core's
+# misses are not limited by them; when the memory is full, the cores' misses wait in the cores and take them in
+# turns (sri.py), as K8's two cores share its 2 request buffers.  Many more would let a queue of every core's
+# lines form in front of the memory, first come first served, which a core's next miss waits behind.
+SRI_PER_CORE = 2
+MIN_CURVE_QUEUE = 16   # a curve memory's queue at least (curves of a machine its cores barely load)
 
 
 class LinkInference:
@@ -201,8 +211,9 @@ def curve_memory_lines(cores: int, curves: list, source: str) -> list:
         " simnuma bench suite)",
         "    latency: 80 ns          # assumption: idle DRAM latency, for simnuma calibrate to fit (fit it on the idle"
         " chase)",
-        f"    queue: {QUEUE_PER_CORE * cores:<17}# MCT queue: every line the node's cores can have in flight"
-        f" (cores x {QUEUE_PER_CORE}), so that the curves, which already contain the controller's queueing, decide",
+        f"    queue: {little_queue_lines(curves):<17}# MCT queue: the lines the memory held at the curves' most loaded"
+        " point (Little's law: bandwidth x latency / 64 B), so that past it the excess waits in the cores, as on the"
+        " machine; calibrate (memory.queue) on the loaded cases",
         f"    curves:                 # {source}: memory bandwidth, chase latency",
     ]
     for curve in sorted(curves, key=lambda c: -c.read_fraction):
@@ -220,12 +231,34 @@ def curve_memory_lines(cores: int, curves: list, source: str) -> list:
     return lines
 
 
+def little_queue_lines(curves: list) -> int:
+    """The lines a curve memory holds at its most loaded point, by Little's law: bandwidth x latency / 64 B.
+
+    Of every curve, the point of most bandwidth; where the curve gives a peak
+    above it, the latency there along the last segment's trend (as the model
+    reads the curve up to its peak).  The chase's whole latency is taken, its
+    on-chip path included: a little more than the memory held.  At least
+    :data:`MIN_CURVE_QUEUE`.
+    """
+    most = 0.0
+    for curve in curves:
+        pairs = sorted(curve.pairs)
+        bandwidth, latency = pairs[-1]
+        if curve.peak_GBps > bandwidth and len(pairs) > 1:
+            (b0, l0), (b1, l1) = pairs[-2], pairs[-1]
+            trend = max((l1 - l0) / (b1 - b0), 0.0) if b1 > b0 else 0.0
+            bandwidth, latency = curve.peak_GBps, l1 + trend * (curve.peak_GBps - b1)
+        most = max(most, bandwidth * latency / LINE_BYTES)   # GB/s x ns = bytes
+    return max(MIN_CURVE_QUEUE, math.ceil(most))
+
+
 _MIX_TEXT = {"r": "read streams (r)", "w": "write streams (w: fill + write-back)",
              "t": "triad streams (t: 3 reads + 1 write-back)"}
 
 
 def _defaults(cores: int, ports: int, memory_lines: list) -> list:
     queue = QUEUE_PER_CORE * cores
+    sri = SRI_PER_CORE * cores
     return [
         "defaults:",
         f"  cores: {cores}                  # CPUs (hardware threads) of most nodes; other counts are set per node",
@@ -236,8 +269,8 @@ def _defaults(cores: int, ports: int, memory_lines: list) -> list:
         *memory_lines,
         "  sri:",
         "    latency: 2 ns          # assumption: core-to-fabric latency; calibrate",
-        f"    buffers: {{request: {queue}, posted: {queue}, response: {queue}}}   # assumption: {QUEUE_PER_CORE} per core,"
-        " room for every core's misses in flight (K8's 2/3/3 would make this queue a bottleneck no current chip has)",
+        f"    buffers: {{request: {sri}, posted: {sri}, response: {sri}}}   # assumption: {SRI_PER_CORE} per core (K8: 2/3/3"
+        " for two cores); a core's misses wait in the core and take these in turns with the other cores'",
         f"    probe_queue: {queue}         # assumption: as the request queue",
         "  mct:",
         f"    buffers: {{response: {queue}, probe: {queue}}}   # assumption: as the request queue",
@@ -255,9 +288,9 @@ def _defaults(cores: int, ports: int, memory_lines: list) -> list:
     ]
 
 
-def _node_lines(host: Host, default_cores: int, per_core_memory_queue: bool = False) -> list:
+def _node_lines(host: Host, default_cores: int) -> list:
     """The ``nodes:`` lines: a node whose CPU count is not the default's gets its own, and queues for its own
-    cores (the memory's too where it is sized per core, as a curve memory's is)."""
+    cores."""
     lines = ["nodes:"]
     for n in host.nodes:
         fields = [f"id: {n.id}"]
@@ -268,10 +301,10 @@ def _node_lines(host: Host, default_cores: int, per_core_memory_queue: bool = Fa
                             " threads")
         elif len(n.cpus) != default_cores:
             q = QUEUE_PER_CORE * len(n.cpus)   # its own cores' room, as the defaults give the others'
-            memory = f", memory: {{queue: {q}}}" if per_core_memory_queue else ""
-            fields.append(f"cores: {len(n.cpus)}{memory}, sri: {{buffers: {{request: {q}, posted: {q},"
-                          f" response: {q}}}, probe_queue: {q}}}, mct: {{buffers: {{response: {q}, probe: {q}}}}}")
-            comments.append(f"queues of {QUEUE_PER_CORE} per core of its own")
+            b = SRI_PER_CORE * len(n.cpus)
+            fields.append(f"cores: {len(n.cpus)}, sri: {{buffers: {{request: {b}, posted: {b},"
+                          f" response: {b}}}, probe_queue: {q}}}, mct: {{buffers: {{response: {q}, probe: {q}}}}}")
+            comments.append(f"SRI buffers of {SRI_PER_CORE} and queues of {QUEUE_PER_CORE} per core of its own")
         if not n.has_memory:
             comments.append("no memory on this host (memoryless node): place no array here")
         comment = f"   # {'; '.join(comments)}" if comments else ""
@@ -321,7 +354,7 @@ def host_topology_yaml(host: Host, name: str | None = None, memory_bandwidth_GBp
     else:
         memory_lines = _fifo_memory_lines(memory_bandwidth_GBps, memory_source)
     lines += _defaults(default_cores, ports, memory_lines)
-    lines += _node_lines(host, default_cores, per_core_memory_queue=bool(curves))
+    lines += _node_lines(host, default_cores)
     lines += _link_lines(inference)
     lines.append("io:                         # assumption: one I/O port per node")
     lines.extend(f"  - {{node: {n.id}}}" for n in host.nodes)

@@ -57,7 +57,7 @@ class Thread(Component):
                  "to_issue", "issued", "completed", "interval_ns", "next_issue_ns", "wake_pending",
                  "stopped", "finish_ns", "latency", "coherence", "on_finish", "hold_ns",
                  "arrays", "streams", "victim_lines", "chase", "watch_at", "watch_event", "lanes", "lane_stride",
-                 "waker", "queued")
+                 "waker", "queued", "presenting", "backlog")
 
     def __init__(self, env, spec, node: int, home: int, window: int, lines: int | None,
                  foreground: bool, coherence: Coherence, on_finish=None, hold_ns: float = 0.0,
@@ -96,6 +96,10 @@ class Thread(Component):
         # links in parallel (system.py): line i of the array takes lane i mod lanes, the offset of its routes
         self.lanes = 1
         self.lane_stride = 0
+        # the SRI's round-robin among its cores (sri.py): a request of this core waits for an SRI buffer
+        # (presenting), and the core's later requests wait behind it here, in order (backlog)
+        self.presenting = False
+        self.backlog: list[tuple[Any, Any]] = []
         self.waker = Port(self, 0)    # _wake, as a callback
         self.queued = Port(self, 1)   # victim_queued, as a callback
 

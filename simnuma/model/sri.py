@@ -3,15 +3,19 @@
 Models: the queue between the node's cores and its crossbar — requests, victim
 writes, probe responses and source-done messages wait here for one of the
 SRI's crossbar command buffers of their virtual channel (K8: request 2,
-posted 3, response 3) and pay the SRI latency; and the probe path into the
+posted 3, response 3) and pay the SRI latency; the cores take the request
+buffers in turns (round-robin: a core's next request waits in the core
+until its last one has a buffer); and the probe path into the
 node's caches — an incoming probe waits for a slot of the XBar-to-SRI probe
 queue, is looked up for ``probe_lookup_ns`` and answered to the requester; it
 holds its slot for the whole lookup, or for ``probe.occupancy`` where the board
 gives one (lookups pipelined when it is shorter).
 
 Abstracts away: the cache hierarchy itself (in the stride test no probe ever
-hits, so every probe answers "miss" after the lookup) and arbitration between
-the two cores (first come, first served).
+hits, so every probe answers "miss" after the lookup), and which core goes
+first when two ask at the same instant (the one that asked first in the
+simulation's order); victims, probe responses and source-done messages are
+served first come, first served.
 """
 from __future__ import annotations
 
@@ -20,10 +24,11 @@ from typing import TYPE_CHECKING, Any, Final
 from .credit import CreditPool
 from .events import Clock, Component, Port, deliver_at, fire
 from .xbar import XBar, enter_fabric
-from .packet import RESPONSE, VC_NAMES, Packet
+from .packet import REQUEST, RESPONSE, VC_NAMES, Packet
 
 if TYPE_CHECKING:
     from .coherence import Coherence, Transaction
+    from .core import Thread
     from .link import LinkDirection
 
 __all__ = ["SRI"]
@@ -82,11 +87,28 @@ class SRI(Component):
         return [p for p in self.pools if p is not None] + [self.probe_queue]
 
     def inject(self, pkt: Packet, then=None) -> None:
-        """Send ``pkt`` from this node; ``then(pkt)`` runs once it holds a crossbar buffer."""
+        """Send ``pkt`` from this node; ``then(pkt)`` runs once it holds a crossbar buffer.
+
+        A core's requests wait for a buffer in turns with the other cores' (the
+        SRI arbitrates among its cores round-robin): while one of a core's
+        requests waits, the core's later requests wait behind it, and each
+        joins the wait only once the one before it has its buffer.  So a core
+        with one request in flight (a latency chase) waits for one turn of
+        each other core, not behind every line the others keep in flight.
+        """
         txn: Transaction = pkt.txn   # typed: its lane is a compiled field
         pkt.path = (self.resp_routes if pkt.vc == RESPONSE else self.routes)[pkt.dst + txn.lane]
         if self.observer is not None:
             self.observer.sri_inject(self, pkt)
+        if pkt.vc == REQUEST:
+            thread: Thread = txn.thread
+            if thread.presenting:   # the core's earlier request waits for a buffer: this one waits behind it
+                thread.backlog.append((pkt, then))
+                return
+        self._present(pkt, then)
+
+    def _present(self, pkt: Packet, then) -> None:
+        """``pkt`` asks for a buffer of its channel."""
         pool = self.pools[pkt.vc]
         assert pool is not None   # the board gives every channel a core sends on its SRI buffers
         if pool.take_ready(self.clock.now_ns):
@@ -94,10 +116,24 @@ class SRI(Component):
             # probe answer sends comes through here)
             self._enter(pkt, then)
         else:
+            if pkt.vc == REQUEST:
+                thread: Thread = pkt.txn.thread
+                thread.presenting = True
             pool.request(self.injected, (pkt, then))
 
     def _injected(self, item: tuple[Packet, Any]) -> None:
-        self._enter(item[0], item[1])
+        pkt = item[0]
+        self._enter(pkt, item[1])
+        if pkt.vc == REQUEST:
+            self._next_of(pkt.txn.thread)
+
+    def _next_of(self, thread: Thread) -> None:
+        """A core's request got its buffer: the core's next request joins the wait, behind the other cores'."""
+        thread.presenting = False
+        backlog = thread.backlog
+        while backlog and not thread.presenting:
+            pkt, then = backlog.pop(0)
+            self._present(pkt, then)
 
     def _enter(self, pkt: Packet, then) -> None:
         """``pkt`` holds an SRI buffer: it enters the crossbar."""

@@ -1,6 +1,8 @@
 """Bandwidth-latency curves out of a suite, and the board that `bench host --suite` writes with them."""
 from __future__ import annotations
 
+import math
+
 import json
 import shutil
 from pathlib import Path
@@ -11,7 +13,7 @@ from benchutil import assert_one_line_refusal, call_cli, sysfs
 
 from simnuma.bench.curves import curves_from_suite
 from simnuma.bench.host import discover_host
-from simnuma.bench.skeleton import host_topology_yaml
+from simnuma.bench.skeleton import host_topology_yaml, little_queue_lines
 from simnuma.errors import BenchError
 from simnuma.units import parse_bandwidth_GBps, parse_time_ns
 
@@ -196,8 +198,9 @@ def test_bench_host_suite_writes_the_curves(suite, tmp_path, capsys):
     memory = memory_of(text)
     assert set(memory) == {"model", "latency", "queue", "curves"}   # no peak bandwidth, no efficiency
     assert memory["model"] == "curve" and memory["latency"] == "80 ns"
-    assert memory["queue"] == 16 * 48                                 # cores x 48 lines in flight
     curves = memory["curves"]
+    held = max(parse_bandwidth_GBps(b) * parse_time_ns(ns) / 64 for c in curves for b, ns in c["points"])
+    assert memory["queue"] == little_queue_lines(curves_from_suite(suite)) >= held   # Little's law, not cores x 48
     assert [c["read_fraction"] for c in curves] == [1.0, 0.76, 0.54]
     r = curves[0]["points"]
     assert r[0] == ["0.6 GB/s", "100 ns"] and r[-1] == ["22.4 GB/s", "160 ns"]
@@ -343,3 +346,46 @@ def test_bench_host_writes_the_peak_and_the_board_loads(tmp_path, capsys):
     board = load_topology(str(out))
     reads = max(board.node(0).curves, key=lambda c: c.read_fraction)
     assert reads.max_GBps == pytest.approx(30.6)
+
+
+def test_the_queue_is_what_the_memory_held_at_its_most_loaded_point():
+    """Little's law at each curve's point of most bandwidth, or at its peak along the last segment's trend."""
+    from simnuma.bench.curves import Curve, CurvePoint
+    from simnuma.bench.skeleton import MIN_CURVE_QUEUE
+
+    def curve(points, peak=0.0):
+        return Curve("r", 0, "0.0.l.0", tuple(CurvePoint(b, ns, "c", b) for b, ns in points), 1.0, peak_GBps=peak)
+
+    reads = curve([(1.0, 100.0), (300.0, 200.0), (360.0, 380.0)])
+    assert little_queue_lines([reads]) == math.ceil(360 * 380 / 64)          # 2138 lines at 360 GB/s, 380 ns
+    writes = curve([(1.0, 100.0), (20.0, 120.0), (30.0, 140.0)], peak=40.0)  # trend 2 ns per GB/s up to the peak
+    assert little_queue_lines([writes]) == math.ceil(40 * 160 / 64)
+    assert little_queue_lines([reads, writes]) == little_queue_lines([reads])
+    assert little_queue_lines([curve([(0.5, 90.0), (2.0, 91.0)])]) == MIN_CURVE_QUEUE
+
+
+def test_past_saturation_a_written_board_keeps_the_chase_near_its_curve():
+    """A 32-CPU node whose curve saturates at 20 GB/s, where the chase took 300 ns.  The board ``bench host``
+    writes holds 94 lines in the memory (Little's law) and lets the cores take the SRI's 64 buffers in turns,
+    so the chase beside 31 streams of 16 lines each (496 in flight) waits the curve's latency, its turn among
+    the cores and the SRI's buffers ahead of it (95 lines at 3.2 ns); a queue of every core's lines would
+    have put it behind all 496: 1.6 us more."""
+    from simnuma.bench.curves import Curve, CurvePoint
+    from simnuma.bench.host import Host, HostNode
+    from simnuma.model import simulate
+    from simnuma.topology import parse_topology
+
+    points = ((1.0, 100.0), (10.0, 110.0), (18.0, 160.0), (20.0, 300.0))
+    curve = Curve("r", 0, "0.0.l.0", tuple(CurvePoint(b, ns, f"case{k}", b) for k, (b, ns) in enumerate(points)),
+                  1.0)
+    host = Host("/x", (HostNode(0, tuple(range(32)), 1 << 36, 1 << 35),), ((10,),), (), 0, None, None, "test CPU",
+                "Linux 6", True)
+    text = host_topology_yaml(host, name="saturating", curves=[curve])
+    assert memory_of(text)["queue"] == math.ceil(20 * 300 / 64)
+    board = parse_topology(text.replace("window: {r: 10, w: 10, t: 10}", "window: {r: 16, w: 16, t: 16}"),
+                           "saturating.yaml")
+    idle = simulate(board, ["0.0.l.0"], size_bytes=2**18, baseline=False).thread("0.0.l.0")["latency_ns"]["mean"]
+    loaded = simulate(board, ["0.0.l.0"], [f"0.{k}.r.0" for k in range(1, 32)], size_bytes=2**18, baseline=False)
+    latency = loaded.thread("0.0.l.0")["latency_ns"]["mean"]
+    assert loaded.memory[0]["bandwidth_GBps"] == pytest.approx(20.0, rel=0.05)
+    assert idle + 200 - 10 < latency < idle + 200 + (31 + 64) * 64 / 20 + 30

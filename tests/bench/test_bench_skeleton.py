@@ -183,7 +183,7 @@ def test_a_node_without_cpus_is_a_memory_only_node_of_the_board():
 
 def test_a_node_with_other_cores_gets_queues_for_its_own_cores():
     from simnuma.bench.host import Host, HostNode
-    from simnuma.bench.skeleton import QUEUE_PER_CORE
+    from simnuma.bench.skeleton import QUEUE_PER_CORE, SRI_PER_CORE
 
     nodes = (HostNode(0, tuple(range(8)), 1 << 34, 1 << 33), HostNode(1, tuple(range(8, 16)), 1 << 34, 1 << 33),
              HostNode(2, tuple(range(16, 48)), 1 << 34, 1 << 33))
@@ -191,6 +191,7 @@ def test_a_node_with_other_cores_gets_queues_for_its_own_cores():
                 True)
     topo = parse_topology(host_topology_yaml(host, name="uneven"), "uneven.yaml")
     assert [topo.node(i).cores for i in (0, 1, 2)] == [8, 8, 32]
-    assert topo.node(0).sri_buffers["request"] == 8 * QUEUE_PER_CORE
-    assert topo.node(2).sri_buffers["request"] == 32 * QUEUE_PER_CORE and topo.node(2).mct_buffers["probe"] == 1536
-    assert topo.node(0).memory_queue == topo.node(2).memory_queue    # a FIFO memory's queue is not per core
+    assert topo.node(0).sri_buffers["request"] == 8 * SRI_PER_CORE
+    assert topo.node(2).sri_buffers["request"] == 32 * SRI_PER_CORE and topo.node(2).mct_buffers["probe"] == 1536
+    assert topo.node(2).sri_probe_queue == 32 * QUEUE_PER_CORE
+    assert topo.node(0).memory_queue == topo.node(2).memory_queue    # the memory's queue is not per core

@@ -106,3 +106,44 @@ def test_a_peak_below_the_last_point_is_refused():
     raw[0]["peak"] = "15 GB/s"
     with pytest.raises(ValueError, match="peak: expected a bandwidth above the last point"):
         parse_curves(raw)
+
+
+def chase_beside(readers: int, queue: int, sri: int) -> float:
+    from simnuma.topology import parse_topology
+    board = parse_topology(f"""
+name: saturating
+defaults:
+  cores: {readers + 1}
+  ports: 1
+  core: {{window: {{r: 16, w: 16, t: 16}}}}
+  memory:
+    model: curve
+    latency: 60 ns
+    queue: {queue}
+    curves:{CURVES}
+  sri: {{latency: 1 ns, buffers: {{request: {sri}, posted: {sri}, response: {sri}}}, probe_queue: 15}}
+  mct: {{buffers: {{response: 256, probe: 15}}}}
+  xbar: {{latency: 1 ns}}
+  probe: {{lookup: 5 ns}}
+link_defaults: {{bandwidth: 4 GB/s, latency: 10 ns, buffers: {{request: 1, posted: 1, response: 1, probe: 1}}}}
+nodes: [{{id: 0}}]
+links: []
+coherence: probe_filter
+""", "saturating.yaml")
+    r = simulate(board, ["0.0.l.0"], [f"0.{k}.r.0" for k in range(1, readers + 1)], size_bytes=2**18,
+                 baseline=False)
+    return r.thread("0.0.l.0")["latency_ns"]["mean"]
+
+
+def test_past_saturation_the_chase_waits_a_turn_of_each_core_not_behind_every_line():
+    """The memory holds what Little's law says it held at the curve's last point (20 GB/s x 150 ns / 64 B =
+    47 lines); the streams' other lines wait in their cores and take the SRI's buffers in turns with the
+    chase's.  So twice the streams (16 x 16 lines against 8 x 16) leave the chase near the curve's latency
+    at saturation: one turn more per core, not 128 lines more.  First come, first served at the SRI, the
+    chase would wait behind every line the others keep in flight: 8 x 16 x 3.2 ns = 410 ns more."""
+    turn_ns = 64 / 20.0                     # a line's turn at the memory's 20 GB/s
+    eight, sixteen = chase_beside(8, 47, 4), chase_beside(16, 47, 4)
+    assert 150 + 15 < eight < 150 + 8 * turn_ns + 60          # the curve at saturation, its path, one round of turns
+    assert sixteen - eight < 8 * turn_ns + 10                 # eight more cores: eight more turns at most
+    assert chase_beside(16, 47, 512) - sixteen > 100          # a deep SRI queue in front of the memory: the chase
+    # waits behind the lines it holds
