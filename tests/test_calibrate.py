@@ -182,6 +182,20 @@ def test_round_trip_reports_correlations(round_trip):
     assert fits["memory.efficiency"].partner[0] == "memory.latency"
     assert f"{r:+.2f} with memory.latency" in cal.render_text()
     assert cal.to_dict()["parameters"][0]["strongest_correlation"]["parameter"] in names
+    assert min(np.linalg.eigvalsh(np.array(matrix))) > -1e-6   # one linearisation: a correlation matrix
+
+
+@pytest.mark.parametrize("board", ["quartet", "x6440"])
+def test_a_bundled_record_holds_a_correlation_matrix(board):
+    """The records' matrices are positive semi-definite: with the intervals, a covariance that can be sampled."""
+    import json
+    import re
+    from simnuma.topology.loading import _bundled_text
+
+    record = json.loads(re.search(r"simnuma-calibration: (\{.*\})", _bundled_text(board)[0]).group(1))
+    matrix = np.array(record["correlation"]["matrix"])
+    assert matrix.shape == (record["free_parameters"],) * 2 and np.allclose(matrix, matrix.T)
+    assert min(np.linalg.eigvalsh(matrix)) > -1e-3   # rounded to three decimals
 
 
 def test_round_trip_names_what_the_data_cannot_identify(round_trip):

@@ -197,11 +197,14 @@ def _integer_verdicts(search: _Search, best: _Fit) -> dict:
 def _correlation_matrix(search: _Search, best: _Fit, int_verdicts: dict) -> tuple:
     """``(names, matrix)`` of the correlations between the fitted parameters.
 
-    Between two continuous parameters: from the Jacobian at the fitted
-    integers (as their intervals are).  With an integer: from the model
-    linearised in that integer, a central difference over its two
-    neighbours (simulated at the fit); descriptive only, as an integer is
-    set by its profile, not by a slope.
+    From the model linearised in every fitted parameter at the fit: the
+    Jacobian in the continuous ones, and in each identified integer a
+    central difference over its two neighbours (simulated at the fit).  One
+    linearisation for the whole matrix, so that it is a correlation matrix
+    (positive semi-definite: a covariance built from it and the intervals
+    can be sampled).  The continuous parameters' intervals are taken at the
+    fitted integers; an integer's correlations are descriptive, as an
+    integer is set by its profile, not by a slope.
     """
     names = [p.name for p in search.continuous]
     J = best.jacobian if best.jacobian is not None else np.zeros((len(best.residuals), 0))
@@ -215,11 +218,7 @@ def _correlation_matrix(search: _Search, best: _Fit, int_verdicts: dict) -> tupl
     residuals = search.ev.residuals_many(points) if points else []
     columns = [(residuals[2 * k + 1] - residuals[2 * k]) / spans[k] for k in range(len(ints))]
     full = np.column_stack([J] + columns) if columns else J
-    out = _corr(full)
-    nc = J.shape[1]
-    if nc:
-        out[:nc, :nc] = _corr(J)
-    return names + [p.name for p in ints], np.round(out, 6)
+    return names + [p.name for p in ints], np.round(_corr(full), 6)
 
 
 def _corr(J) -> np.ndarray:
