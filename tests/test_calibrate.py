@@ -109,6 +109,18 @@ def test_default_fit_is_what_the_cases_can_identify():
     assert [p.name for p in parse_fit()] == list(DEFAULT_FIT)
 
 
+def test_a_curve_memory_keeps_the_queue_its_curves_give():
+    """bench host sizes a curve memory's queue from the curves (Little's law); a peak, which measures the
+    bandwidth the curves already give, does not refit it."""
+    from simnuma.calibrate.cases import is_peak
+    from tests.model.test_curve import curve_board
+
+    board = curve_board()                               # eight cores
+    peaks = [parse_case("0.0.r.0"), parse_case(" ".join(f"0.{k}.r.0" for k in range(8)))]
+    assert is_peak(peaks[1], board)
+    assert [p.name for p in parse_fit(None, board, peaks)] == ["memory.latency", "xbar.latency", "core.window.r"]
+
+
 def test_parameters_and_bounds():
     lat = PARAMETERS["memory.latency"]
     assert (lat.low, lat.high, lat.path) == (20.0, 120.0, "defaults.memory.latency")
@@ -782,3 +794,16 @@ def test_threads_a_symmetry_interchanges_count_as_one_independent_measurement():
                            m("0.0.r.0 0.1.w.0", "0.0.r.0"), m("0.0.r.0 0.1.w.0", "0.1.w.0")),  # two
                           machine, ("x",))
     assert independent_count(data, quartet) == 4
+
+
+def test_a_parameter_the_model_does_not_move_has_no_correlation():
+    """A queue deeper than anything fills (its neighbours change nothing) gives a zero column: correlation 0,
+    not -1 from an overflow."""
+    import warnings
+
+    from simnuma.calibrate.verdicts import _corr
+    J = np.array([[1.0, 0.0, 2.0], [0.5, 1e-170, 1.0], [0.2, 0.0, -1.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        corr = _corr(J)
+    assert corr[1].tolist() == [0.0, 1.0, 0.0] and abs(corr[0, 2]) < 1

@@ -34,16 +34,22 @@ from .host import Host, format_bytes
 from ..units import LINE_BYTES
 
 __all__ = ["infer_links", "host_topology_yaml", "LinkInference", "curve_memory_lines", "little_queue_lines",
-           "QUEUE_PER_CORE", "SRI_PER_CORE"]
+           "QUEUE_PER_CORE", "SRI_PER_CORE", "sri_buffers"]
 
 # Per-node queue slots per core in the skeleton: a current core keeps a few dozen
 # L2 misses in flight, so a node's request queue must not be K8-sized (2/3/3).
 QUEUE_PER_CORE = 48
-# SRI buffers per core and class: a request holds one only until the memory or a link takes it, so one core's
-# misses are not limited by them; when the memory is full, the cores' misses wait in the cores and take them in
-# turns (sri.py), as K8's two cores share its 2 request buffers.  Many more would let a queue of every core's
-# lines form in front of the memory, first come first served, which a core's next miss waits behind.
+# SRI buffers per core and class, and at least one core's misses in flight (QUEUE_PER_CORE): a request holds
+# one only until the memory or a link takes it, so they do not limit a core; when the memory is full, the
+# cores' misses wait in the cores and take them in turns (sri.py), as K8's two cores share its 2 request
+# buffers.  Room for every core's lines would let a queue of them form in front of the memory, first come
+# first served, which a core's next miss would wait behind.
 SRI_PER_CORE = 2
+
+
+def sri_buffers(cores: int) -> int:
+    """The SRI buffers of each class of a node of ``cores`` cores: 2 a core, and room for one core's misses."""
+    return max(QUEUE_PER_CORE, SRI_PER_CORE * cores)
 MIN_CURVE_QUEUE = 16   # a curve memory's queue at least (curves of a machine its cores barely load)
 
 
@@ -211,9 +217,9 @@ def curve_memory_lines(cores: int, curves: list, source: str) -> list:
         " simnuma bench suite)",
         "    latency: 80 ns          # assumption: idle DRAM latency, for simnuma calibrate to fit (fit it on the idle"
         " chase)",
-        f"    queue: {little_queue_lines(curves):<17}# MCT queue: the lines the memory held at the curves' most loaded"
-        " point (Little's law: bandwidth x latency / 64 B), so that past it the excess waits in the cores, as on the"
-        " machine; calibrate (memory.queue) on the loaded cases",
+        f"    queue: {little_queue_lines(curves):<17}# MCT queue: the lines the memory held at the read curve's most"
+        " loaded point (Little's law: bandwidth x latency / 64 B), so that past it the excess waits in the cores, as"
+        " on the machine",
         f"    curves:                 # {source}: memory bandwidth, chase latency",
     ]
     for curve in sorted(curves, key=lambda c: -c.read_fraction):
@@ -234,22 +240,25 @@ def curve_memory_lines(cores: int, curves: list, source: str) -> list:
 def little_queue_lines(curves: list) -> int:
     """The lines a curve memory holds at its most loaded point, by Little's law: bandwidth x latency / 64 B.
 
-    Of every curve, the point of most bandwidth; where the curve gives a peak
-    above it, the latency there along the last segment's trend (as the model
-    reads the curve up to its peak).  The chase's whole latency is taken, its
-    on-chip path included: a little more than the memory held.  At least
-    :data:`MIN_CURVE_QUEUE`.
+    Of the curve of most reads (the all-read curve where the suite has one):
+    the chase is a read, and a controller buffers write-backs apart from the
+    reads, so the read curve is the one whose count is all of the kind the
+    chase waits behind.  Its point of most bandwidth; where the curve gives
+    a peak above it, the latency there along the last segment's trend (as
+    the model reads the curve up to its peak).  The chase's whole latency is
+    taken, its on-chip path included: a little more than the memory held.
+    At least :data:`MIN_CURVE_QUEUE`.
     """
-    most = 0.0
-    for curve in curves:
-        pairs = sorted(curve.pairs)
-        bandwidth, latency = pairs[-1]
-        if curve.peak_GBps > bandwidth and len(pairs) > 1:
-            (b0, l0), (b1, l1) = pairs[-2], pairs[-1]
-            trend = max((l1 - l0) / (b1 - b0), 0.0) if b1 > b0 else 0.0
-            bandwidth, latency = curve.peak_GBps, l1 + trend * (curve.peak_GBps - b1)
-        most = max(most, bandwidth * latency / LINE_BYTES)   # GB/s x ns = bytes
-    return max(MIN_CURVE_QUEUE, math.ceil(most))
+    if not curves:
+        return MIN_CURVE_QUEUE
+    curve = max(curves, key=lambda c: c.read_fraction)
+    pairs = sorted(curve.pairs)
+    bandwidth, latency = pairs[-1]
+    if curve.peak_GBps > bandwidth and len(pairs) > 1:
+        (b0, l0), (b1, l1) = pairs[-2], pairs[-1]
+        trend = max((l1 - l0) / (b1 - b0), 0.0) if b1 > b0 else 0.0
+        bandwidth, latency = curve.peak_GBps, l1 + trend * (curve.peak_GBps - b1)
+    return max(MIN_CURVE_QUEUE, math.ceil(bandwidth * latency / LINE_BYTES))   # GB/s x ns = bytes
 
 
 _MIX_TEXT = {"r": "read streams (r)", "w": "write streams (w: fill + write-back)",
@@ -258,7 +267,7 @@ _MIX_TEXT = {"r": "read streams (r)", "w": "write streams (w: fill + write-back)
 
 def _defaults(cores: int, ports: int, memory_lines: list) -> list:
     queue = QUEUE_PER_CORE * cores
-    sri = SRI_PER_CORE * cores
+    sri = sri_buffers(cores)
     return [
         "defaults:",
         f"  cores: {cores}                  # CPUs (hardware threads) of most nodes; other counts are set per node",
@@ -270,7 +279,8 @@ def _defaults(cores: int, ports: int, memory_lines: list) -> list:
         "  sri:",
         "    latency: 2 ns          # assumption: core-to-fabric latency; calibrate",
         f"    buffers: {{request: {sri}, posted: {sri}, response: {sri}}}   # assumption: {SRI_PER_CORE} per core (K8: 2/3/3"
-        " for two cores); a core's misses wait in the core and take these in turns with the other cores'",
+        f" for two cores), at least one core's {QUEUE_PER_CORE} misses; past them a core's misses wait in the core"
+        " and take these in turns with the other cores'",
         f"    probe_queue: {queue}         # assumption: as the request queue",
         "  mct:",
         f"    buffers: {{response: {queue}, probe: {queue}}}   # assumption: as the request queue",
@@ -301,10 +311,10 @@ def _node_lines(host: Host, default_cores: int) -> list:
                             " threads")
         elif len(n.cpus) != default_cores:
             q = QUEUE_PER_CORE * len(n.cpus)   # its own cores' room, as the defaults give the others'
-            b = SRI_PER_CORE * len(n.cpus)
+            b = sri_buffers(len(n.cpus))
             fields.append(f"cores: {len(n.cpus)}, sri: {{buffers: {{request: {b}, posted: {b},"
                           f" response: {b}}}, probe_queue: {q}}}, mct: {{buffers: {{response: {q}, probe: {q}}}}}")
-            comments.append(f"SRI buffers of {SRI_PER_CORE} and queues of {QUEUE_PER_CORE} per core of its own")
+            comments.append(f"SRI buffers and queues for its own cores ({SRI_PER_CORE} and {QUEUE_PER_CORE} a core)")
         if not n.has_memory:
             comments.append("no memory on this host (memoryless node): place no array here")
         comment = f"   # {'; '.join(comments)}" if comments else ""

@@ -200,7 +200,11 @@ def default_fit(topology: Topology, cases) -> list:
     measured; the link latency when a thread crosses a link; the probe lookup
     when a multi-node board broadcasts probes; the DRAM queue (and, for a
     FIFO memory, its efficiency) only with a peak, the only case that fills
-    the queue and loads the memory.
+    the queue and loads the memory, and not for a curve memory, whose queue
+    ``bench host`` derives from the curves (Little's law at the read curve's
+    most loaded point): a peak measures the bandwidth the curves already
+    give, and would set the queue by a percent of it, where the chase beside
+    saturating streams depends on it most.
     """
     specs = [parse_spec(s) for c in cases for s in c.threads + c.background]
     ops = {s.op for s in specs}
@@ -209,7 +213,7 @@ def default_fit(topology: Topology, cases) -> list:
     wanted = {
         "memory.latency": True,
         "memory.efficiency": peaks and fifo,
-        "memory.queue": peaks,
+        "memory.queue": peaks and "curve" not in board_memory_models(topology),
         "link.latency": bool(topology.links) and any(s.node != s.mem_node for s in specs),
         "xbar.latency": True,
         "probe.lookup": topology.coherence == "broadcast" and len(topology.nodes) > 1,

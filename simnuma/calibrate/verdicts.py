@@ -226,9 +226,10 @@ def _corr(J) -> np.ndarray:
     if not n:
         return np.zeros((0, 0))
     cov = np.linalg.pinv(J.T @ J, rcond=1e-10)
-    diag = np.clip(np.diag(cov), 0.0, None)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        corr = np.nan_to_num(cov / np.sqrt(np.outer(diag, diag)), nan=0.0)
+    scale = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        corr = cov / np.outer(scale, scale)
+    corr[~np.isfinite(corr)] = 0.0   # a parameter the model does not move (a zero column): no correlation
     corr = np.clip((corr + corr.T) / 2, -1.0, 1.0)
     np.fill_diagonal(corr, 1.0)
     return corr

@@ -27,7 +27,11 @@ that read share (the peak where there is one): accesses also pass a first-come-f
 rate, and an access is done at the later of its curve latency and its turn at
 the server — so that however many lines threads keep in flight, the bandwidth
 stays at the measured peak and the excess waits in line, as Little's law
-wants.  The chase's own on-chip path is the board's (SRI, crossbar), which is
+wants.  A write-back is done at its turn at the server: the curves are a
+read's latency, and a controller buffers write-backs apart and acknowledges
+them as it takes them, so they hold a queue entry only that long (and the
+queue, which ``bench host`` sizes by Little's law on the read curve, holds
+the reads a mix keeps in flight).  The chase's own on-chip path is the board's (SRI, crossbar), which is
 why only the difference is taken from the curve.
 
 The utilisation reported is the bandwidth served over the most the curves
@@ -136,9 +140,9 @@ class CurveMemory(Memory):
         added, most_GBps = curve_latency_ns(self.curves, self.rate * LINE_BYTES, self.read_share)
         service = LINE_BYTES / most_GBps
         self.free_at = (self.free_at if self.free_at > now else now) + service
-        done = now + self.latency_ns + added
-        if done < self.free_at:
-            done = self.free_at
+        done = self.free_at   # a write-back is posted: its entry is free once the memory has taken it
+        if not is_write and done < now + self.latency_ns + added:
+            done = now + self.latency_ns + added
         self.lines += 1
         self.busy_ns += service
         self.added_ns += added
