@@ -50,9 +50,10 @@ coherence: {coherence}
 """, f"{name}.yaml")
 
 
-def one_node_board(name: str, memory: str, cores: int = 1, window: int = 8) -> object:
+def one_node_board(name: str, memory: str, cores: int = 1, window: int = 8, sri: int = 64) -> object:
     """One node whose queues and buffers have room for every line in flight, so that only its memory can
-    limit a thread; ``memory`` is the body of the ``memory:`` block, its lines indented four spaces."""
+    limit a thread; ``memory`` is the body of the ``memory:`` block, its lines indented four spaces;
+    ``sri`` the SRI's buffers of each class."""
     return parse_topology(f"""
 name: {name}
 defaults:
@@ -61,7 +62,7 @@ defaults:
   core: {{window: {{r: {window}, w: {window}, t: {window}}}}}
   memory:
 {memory.rstrip()}
-  sri: {{latency: 1 ns, buffers: {{request: 64, posted: 64, response: 64}}, probe_queue: 15}}
+  sri: {{latency: 1 ns, buffers: {{request: {sri}, posted: {sri}, response: {sri}}}, probe_queue: 15}}
   mct: {{buffers: {{response: 64, probe: 15}}}}
   xbar: {{latency: 1 ns}}
   probe: {{lookup: 5 ns}}

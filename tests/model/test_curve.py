@@ -109,27 +109,11 @@ def test_a_peak_below_the_last_point_is_refused():
 
 
 def chase_beside(readers: int, queue: int, sri: int) -> float:
-    from simnuma.topology import parse_topology
-    board = parse_topology(f"""
-name: saturating
-defaults:
-  cores: {readers + 1}
-  ports: 1
-  core: {{window: {{r: 16, w: 16, t: 16}}}}
-  memory:
+    board = one_node_board("saturating", f"""
     model: curve
     latency: 60 ns
     queue: {queue}
-    curves:{CURVES}
-  sri: {{latency: 1 ns, buffers: {{request: {sri}, posted: {sri}, response: {sri}}}, probe_queue: 15}}
-  mct: {{buffers: {{response: 256, probe: 15}}}}
-  xbar: {{latency: 1 ns}}
-  probe: {{lookup: 5 ns}}
-link_defaults: {{bandwidth: 4 GB/s, latency: 10 ns, buffers: {{request: 1, posted: 1, response: 1, probe: 1}}}}
-nodes: [{{id: 0}}]
-links: []
-coherence: probe_filter
-""", "saturating.yaml")
+    curves:{CURVES}""", readers + 1, 16, sri=sri)
     r = simulate(board, ["0.0.l.0"], [f"0.{k}.r.0" for k in range(1, readers + 1)], size_bytes=2**18,
                  baseline=False)
     return r.thread("0.0.l.0")["latency_ns"]["mean"]
