@@ -10,8 +10,8 @@ board language has no field for them.
 Given the bandwidth-latency curves of a suite (:mod:`simnuma.bench.curves`),
 the memory is described by them instead of by a peak bandwidth and an
 efficiency: ``model: curve``, the idle latency as a placeholder to fit, a
-queue of the lines the memory held at the curves' most loaded point (Little's law),
-and one curve per read/write mix.
+queue of the lines the memory held at the read curve's most loaded point
+(Little's law), and one curve per read/write mix.
 
 Link inference: the pairs at the smallest off-diagonal distance are taken as
 direct links.  That is unambiguous when those links connect every node and
@@ -45,12 +45,12 @@ QUEUE_PER_CORE = 48
 # buffers.  Room for every core's lines would let a queue of them form in front of the memory, first come
 # first served, which a core's next miss would wait behind.
 SRI_PER_CORE = 2
+MIN_CURVE_QUEUE = 16   # a curve memory's queue at least (curves of a machine its cores barely load)
 
 
 def sri_buffers(cores: int) -> int:
     """The SRI buffers of each class of a node of ``cores`` cores: 2 a core, and room for one core's misses."""
     return max(QUEUE_PER_CORE, SRI_PER_CORE * cores)
-MIN_CURVE_QUEUE = 16   # a curve memory's queue at least (curves of a machine its cores barely load)
 
 
 class LinkInference:

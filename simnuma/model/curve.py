@@ -31,8 +31,9 @@ wants.  A write-back is done at its turn at the server: the curves are a
 read's latency, and a controller buffers write-backs apart and acknowledges
 them as it takes them, so they hold a queue entry only that long (and the
 queue, which ``bench host`` sizes by Little's law on the read curve, holds
-the reads a mix keeps in flight).  The chase's own on-chip path is the board's (SRI, crossbar), which is
-why only the difference is taken from the curve.
+the reads a mix keeps in flight).  The chase's own on-chip path is the
+board's (SRI, crossbar), which is why only the difference is taken from the
+curve.
 
 The utilisation reported is the bandwidth served over the most the curves
 reach at the served read share.
