@@ -137,14 +137,12 @@ def test_small_suite_writes_every_case_and_the_index(stride, tmp_path):
 
 
 @pytest.mark.slow
-def test_default_suite_within_six_minutes_and_its_estimate(stride, tmp_path):
-    """The full suite at the default size on this host: at most 6 minutes (4.8 on the two-CPU development
-    machine), measured within 30% of the estimate it printed first; the write-scaling verdict explained."""
-    started = time.monotonic()
-    done = run_cli("bench", "suite", "-o", tmp_path, timeout=900)
-    elapsed = time.monotonic() - started
+def test_default_suite_runs_within_its_estimate(stride, tmp_path):
+    """The full suite at the default size on this host takes within 30% of the estimate it printed first (a
+    ratio in one run: how long it takes depends on the host, whose last-level cache sets the arrays' size), and
+    explains the write-scaling verdict."""
+    done = run_cli("bench", "suite", "-o", tmp_path, timeout=3600)
     assert done.returncode == 0, done.stderr
-    assert elapsed <= 360, elapsed
     assert done.stdout.startswith("bench suite: ") and "estimated" in done.stdout.splitlines()[0]
     index = json.loads((tmp_path / "suite.json").read_text())
     estimate = index["estimate"]
