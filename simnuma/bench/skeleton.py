@@ -249,15 +249,14 @@ def little_queue_lines(curves: list) -> int:
     taken, its on-chip path included: a little more than the memory held.
     At least :data:`MIN_CURVE_QUEUE`.
     """
+    from ..model.curve import latency_along
+
     if not curves:
         return MIN_CURVE_QUEUE
     curve = max(curves, key=lambda c: c.read_fraction)
-    pairs = sorted(curve.pairs)
-    bandwidth, latency = pairs[-1]
-    if curve.peak_GBps > bandwidth and len(pairs) > 1:
-        (b0, l0), (b1, l1) = pairs[-2], pairs[-1]
-        trend = max((l1 - l0) / (b1 - b0), 0.0) if b1 > b0 else 0.0
-        bandwidth, latency = curve.peak_GBps, l1 + trend * (curve.peak_GBps - b1)
+    pairs = tuple(sorted(curve.pairs))
+    bandwidth = max(pairs[-1][0], curve.peak_GBps) if len(pairs) > 1 else pairs[-1][0]
+    latency = latency_along(pairs, bandwidth, curve.peak_GBps)
     return max(MIN_CURVE_QUEUE, math.ceil(bandwidth * latency / LINE_BYTES))   # GB/s x ns = bytes
 
 

@@ -209,11 +209,12 @@ def default_fit(topology: Topology, cases) -> list:
     specs = [parse_spec(s) for c in cases for s in c.threads + c.background]
     ops = {s.op for s in specs}
     peaks = any(is_peak(c, topology) for c in cases)
-    fifo = board_memory_models(topology) == ("fifo",)
+    models = board_memory_models(topology)
+    fifo = models == ("fifo",)
     wanted = {
         "memory.latency": True,
         "memory.efficiency": peaks and fifo,
-        "memory.queue": peaks and "curve" not in board_memory_models(topology),
+        "memory.queue": peaks and "curve" not in models,
         "link.latency": bool(topology.links) and any(s.node != s.mem_node for s in specs),
         "xbar.latency": True,
         "probe.lookup": topology.coherence == "broadcast" and len(topology.nodes) > 1,

@@ -53,14 +53,14 @@ from .events import Clock
 from .mct import MCT, Memory
 from .packet import LINE_BYTES, Packet
 
-__all__ = ["CurveMemory", "curve_latency_ns", "WINDOW_NS"]
+__all__ = ["CurveMemory", "curve_latency_ns", "latency_along", "WINDOW_NS"]
 
 WINDOW_NS = 2000.0        # time constant of the bandwidth and read-share estimates
 SHARE_ACCESSES = 64.0     # the read share is weighted over about this many accesses
 STEEP_FRACTION = 0.10     # past the last point, latency at least doubles over this fraction of its bandwidth
 
 
-def _along(points: tuple, bandwidth: float, peak_GBps: float = 0.0) -> float:
+def latency_along(points: tuple, bandwidth: float, peak_GBps: float = 0.0) -> float:
     """Latency of one curve at ``bandwidth``: linear between points, steeply rising past the last.
 
     With a peak above the last point (streams alone drew more than the loaded
@@ -90,15 +90,15 @@ def curve_latency_ns(curves: tuple, bandwidth: float, reads: float) -> tuple:
     """``(added latency ns, most bandwidth GB/s)`` at ``bandwidth`` GB/s with a read share ``reads``."""
     if reads <= curves[0].read_fraction or len(curves) == 1:
         c = curves[0] if reads <= curves[0].read_fraction else curves[-1]
-        return _along(c.points, bandwidth, c.peak_GBps) - _idle(c.points), c.max_GBps
+        return latency_along(c.points, bandwidth, c.peak_GBps) - _idle(c.points), c.max_GBps
     if reads >= curves[-1].read_fraction:
         c = curves[-1]
-        return _along(c.points, bandwidth, c.peak_GBps) - _idle(c.points), c.max_GBps
+        return latency_along(c.points, bandwidth, c.peak_GBps) - _idle(c.points), c.max_GBps
     for lo, hi in zip(curves, curves[1:]):
         if reads <= hi.read_fraction:
             w = (reads - lo.read_fraction) / (hi.read_fraction - lo.read_fraction)
-            added_lo = _along(lo.points, bandwidth, lo.peak_GBps) - _idle(lo.points)
-            added_hi = _along(hi.points, bandwidth, hi.peak_GBps) - _idle(hi.points)
+            added_lo = latency_along(lo.points, bandwidth, lo.peak_GBps) - _idle(lo.points)
+            added_hi = latency_along(hi.points, bandwidth, hi.peak_GBps) - _idle(hi.points)
             return added_lo + w * (added_hi - added_lo), lo.max_GBps + w * (hi.max_GBps - lo.max_GBps)
     raise AssertionError("read share outside the curves")  # pragma: no cover
 
