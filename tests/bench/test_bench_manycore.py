@@ -1,0 +1,58 @@
+"""``bench host`` on a 128-CPU, two-socket machine: the synthetic fixture of ``fixtures/manycore.py``."""
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+from benchutil import FIXTURES, call_cli
+
+from simnuma.bench.curves import curves_from_suite
+from simnuma.bench.skeleton import little_queue_lines, sri_buffers
+from simnuma.model.curve import latency_along
+from simnuma.topology import load_topology
+
+
+def _manycore():
+    spec = importlib.util.spec_from_file_location("manycore", FIXTURES / "manycore.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+manycore = _manycore()
+
+
+@pytest.fixture(scope="module")
+def machine(tmp_path_factory) -> dict:
+    return manycore.write_all(tmp_path_factory.mktemp("manycore"))
+
+
+def test_the_fixture_is_little_s_law_throughout():
+    """Each mix saturates where its fabric's transfers in flight meet its curve: bandwidth x latency / 64 B."""
+    for mix in ("r", "w", "t"):
+        bandwidth, latency = manycore.solve(mix, manycore.CAP[mix])
+        assert bandwidth * latency / 64 == pytest.approx(manycore.CAP[mix], rel=1e-6)
+    assert manycore.loaded("r", 63)[0] == pytest.approx(manycore.solve("r", manycore.CAP["r"] + 1)[1])
+
+
+def test_bench_host_writes_a_many_core_board(machine, tmp_path, capsys):
+    """Two nodes of 64 CPUs; the three curves with their peaks from the all-cores cases; the queue by Little's law
+    on the read curve at its peak; the SRI's buffers two a core."""
+    target = tmp_path / "host.yaml"
+    code, _, err = call_cli(capsys, "bench", "host", "--sysfs", machine["sys"], "--suite", machine["suite"],
+                            "-o", target)
+    assert code == 0, err
+    board = load_topology(str(target))
+    assert [n.cores for n in board.nodes] == [64, 64]
+    node = board.node(0)
+    assert node.memory_model == "curve"
+    assert [c.read_fraction for c in node.curves] == [0.5, 0.75, 1.0]
+    reads = node.curves[-1]
+    peaks = {mix: manycore.solve(mix, manycore.CAP[mix])[0] for mix in ("r", "w", "t")}
+    assert [c.peak_GBps for c in node.curves] == [pytest.approx(peaks[m], rel=0.02) for m in ("w", "t", "r")]
+    held = reads.peak_GBps * latency_along(reads.points, reads.peak_GBps, reads.peak_GBps) / 64   # written points
+    assert node.memory_queue == little_queue_lines(curves_from_suite(Path(machine["suite"])))        # measured ones
+    assert node.memory_queue == pytest.approx(held, rel=0.005)
+    assert node.memory_queue == pytest.approx(manycore.CAP["r"], rel=0.05)   # what the fabric held of reads
+    assert node.sri_buffers["request"] == sri_buffers(64) == 128
