@@ -363,8 +363,7 @@ def predict(topology, data: MeasurementSet, processes: int = 2, seed: int = 1, p
     the number of simulations first, and ``progress(1)`` after each."""
     topology = load_topology(topology)
     check_measurements(topology, data)
-    with Evaluator(topology, data, [], processes, seed, progress) as ev:
-        ev.count_cached = True
+    with Evaluator(topology, data, [], processes, seed, progress, count_cached=True) as ev:
         if total is not None:
             total(len(ev.sims))
         return [float(v) for v in ev.predictions({})]

@@ -43,7 +43,7 @@ class Evaluator:
     """
 
     def __init__(self, topology: Topology, data: MeasurementSet, params: list, processes: int = 2,
-                 seed: int = 1, progress=None):
+                 seed: int = 1, progress=None, count_cached: bool = False):
         self.topology = topology
         self.board = board_hash(topology)
         self.data = data
@@ -54,7 +54,7 @@ class Evaluator:
         self.independent = independent_count(data, topology)   # identities and symmetric twins counted out
         self.evaluations = 0
         self.progress = progress
-        self.count_cached = False   # whether a result found in the cache counts as done too (a known total)
+        self.count_cached = count_cached   # whether a result found in the cache counts as done too (a known total)
         self.runner = Runner(processes)
 
     def __enter__(self):
