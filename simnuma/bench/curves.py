@@ -81,6 +81,7 @@ class Curve:
     dropped: tuple = ()    # cases whose bandwidth was not above the idle chase's (no place on the curve)
     peak_GBps: float = 0.0  # the most streams of the mix alone drew from the node, when above the last point
     peak_case: str = ""    # ... and the case that drew it
+    lone_GBps: float = 0.0  # the most one stream of the mix alone drew from the node (0: the suite has none)
 
     @property
     def untrusted(self) -> list:
@@ -95,7 +96,13 @@ class Curve:
     def to_dict(self) -> dict:
         return {"mix": self.mix, "node": self.node, "chase": self.chase, "read_fraction": self.read_fraction,
                 "points": [p.to_dict() for p in self.points], "dropped": list(self.dropped),
-                "peak_GBps": self.peak_GBps, "peak_case": self.peak_case}
+                "peak_GBps": self.peak_GBps, "peak_case": self.peak_case, "lone_GBps": self.lone_GBps}
+
+    @property
+    def lone_lines(self) -> float:
+        """The lines one stream of the mix kept in flight alone, by Little's law: its bandwidth x the idle chase's
+        latency / 64 B (at least: its own latency is no less); 0 without a lone stream."""
+        return self.lone_GBps * self.points[0].latency_ns / 64.0
 
 
 def _trusted_repetitions(report: dict) -> tuple:
@@ -170,17 +177,17 @@ def _point(report: dict, case: str, node: int) -> CurvePoint:
                       repetitions=len(repetitions), of=len(chase["GBps"]["all"]), trusted=trusted)
 
 
-def _stream_peaks(reports) -> dict:
+def _stream_peaks(reports, lone: bool = False) -> dict:
     """``{(node, op): (GB/s, case)}``: the most memory bandwidth streams of one op drew from a node with
-    no chase beside them (single streams and all-cores peaks), each thread at its best repetition (the
-    figure calibration fits too)."""
+    no chase beside them (single streams and all-cores peaks; with ``lone``, single streams only), each
+    thread at its best repetition (the figure calibration fits too)."""
     peaks: dict[tuple[int, str], tuple[float, str]] = {}
     for case, report in reports:
         specs = [parse_spec(t["spec"]) for t in report.get("threads") or []]
         if not specs or len({s.op for s in specs}) != 1 or len({s.mem_node for s in specs}) != 1:
             continue
         op, node = specs[0].op, specs[0].mem_node
-        if op == "l" or any(s.rate_GBps is not None for s in specs):
+        if op == "l" or any(s.rate_GBps is not None for s in specs) or (lone and len(specs) > 1):
             continue
         total = sum((t["GBps"].get("best") or t["GBps"]["median"]) * MEMORY_BYTES_PER_REPORTED_BYTE.get(op, 1.0)
                     for t in report["threads"])
@@ -198,7 +205,7 @@ def curves_from_reports(reports) -> list:
     A curve's peak is the most its mix's streams drew alone (:func:`_stream_peaks`) when that is
     above its last point: a machine with few CPUs cannot load its memory beside the chase.
     """
-    peaks = _stream_peaks(reports)
+    peaks, lone = _stream_peaks(reports), _stream_peaks(reports, lone=True)
     idle = {}
     loaded: dict[tuple[str, str], list[tuple[str, dict]]] = {}   # (chase, mix) -> [(case, report)]
     for case, report in reports:
@@ -236,7 +243,8 @@ def curves_from_reports(reports) -> list:
         if peak <= everything[-1].bandwidth_GBps:
             peak, peak_case = 0.0, ""
         curves.append(Curve(mix=mix, node=chase.mem_node, chase=label, points=tuple(everything),
-                            read_fraction=read_fraction, dropped=dropped, peak_GBps=peak, peak_case=peak_case))
+                            read_fraction=read_fraction, dropped=dropped, peak_GBps=peak, peak_case=peak_case,
+                            lone_GBps=lone.get((chase.mem_node, mix), (0.0, ""))[0]))
     return sorted(curves, key=lambda c: (c.chase, -c.read_fraction, c.mix))
 
 

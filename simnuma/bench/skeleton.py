@@ -31,9 +31,11 @@ from pathlib import Path
 import networkx as nx
 
 from .host import Host, format_bytes
+from ..case import parse_case
 from ..units import LINE_BYTES
 
 __all__ = ["infer_links", "host_topology_yaml", "LinkInference", "curve_memory_lines", "little_queue_lines",
+           "curve_queue", "lines_ahead",
            "QUEUE_PER_CORE", "SRI_PER_CORE", "sri_buffers"]
 
 # Per-node queue slots per core in the skeleton: a current core keeps a few dozen
@@ -212,14 +214,17 @@ def curve_memory_lines(cores: int, curves: list, source: str) -> list:
     Points are written ``[GB/s, ns]`` with units, bandwidths with one decimal
     (more where one decimal would write two points of a curve alike).
     """
+    queue, held, ahead = curve_queue(curves, cores)
+    ahead_text = (f", less the {ahead} that the SRI's buffers and the other cores' turns hold ahead of the queue"
+                  " once it is full" if ahead else "")
     lines = [
         "    model: curve            # memory latency from its load and read share (loaded-latency curves measured by"
         " simnuma bench suite)",
         "    latency: 80 ns          # assumption: idle DRAM latency, for simnuma calibrate to fit (fit it on the idle"
         " chase)",
-        f"    queue: {little_queue_lines(curves):<17}# MCT queue: the lines the memory held at the read curve's most"
-        " loaded point (Little's law: bandwidth x latency / 64 B), so that past it the excess waits in the cores, as"
-        " on the machine",
+        f"    queue: {queue:<17}# MCT queue: the {held} lines in flight at the read curve's most loaded point"
+        f" (Little's law: bandwidth x latency / 64 B){ahead_text}, so that past it the excess waits in the cores, as on"
+        " the machine",
         f"    curves:                 # {source}: memory bandwidth, chase latency",
     ]
     for curve in sorted(curves, key=lambda c: -c.read_fraction):
@@ -237,8 +242,14 @@ def curve_memory_lines(cores: int, curves: list, source: str) -> list:
     return lines
 
 
-def little_queue_lines(curves: list) -> int:
-    """The lines a curve memory holds at its most loaded point, by Little's law: bandwidth x latency / 64 B.
+def little_queue_lines(curves: list, cores: int = 0) -> int:
+    """The lines a curve memory's queue holds (:func:`curve_queue`'s first figure)."""
+    return curve_queue(curves, cores)[0]
+
+
+def curve_queue(curves: list, cores: int = 0) -> tuple[int, int, int]:
+    """``(queue, held, ahead)``: the lines in flight at the read curve's most loaded point by Little's law
+    (``held``: bandwidth x latency / 64 B), less those a node of ``cores`` keeps ahead of its queue there.
 
     Of the curve of most reads (the all-read curve where the suite has one):
     the chase is a read, and a controller buffers write-backs apart from the
@@ -246,18 +257,45 @@ def little_queue_lines(curves: list) -> int:
     chase waits behind.  Its point of most bandwidth; where the curve gives
     a peak above it, the latency there along the last segment's trend (as
     the model reads the curve up to its peak).  The chase's whole latency is
-    taken, its on-chip path included: a little more than the memory held.
-    At least :data:`MIN_CURVE_QUEUE`.
+    taken, its way to the memory included, so ``held`` counts every line in
+    flight on that way.  Where the streams of that case would have kept
+    more lines in flight than that (each as many as a lone stream did,
+    :attr:`~simnuma.bench.curves.Curve.lone_lines`), the model keeps up to
+    :func:`lines_ahead` of them ahead of the queue once it is full
+    (``ahead``), and the queue holds the rest; but never fewer than the
+    memory held at the curve's last measured point, so that the model's
+    memory still reaches every bandwidth measured (its entries are held
+    for the curve's latency, and a shorter queue would cap it below).  At
+    least :data:`MIN_CURVE_QUEUE`.
     """
     from ..model.curve import latency_along
 
     if not curves:
-        return MIN_CURVE_QUEUE
+        return MIN_CURVE_QUEUE, 0, 0
     curve = max(curves, key=lambda c: c.read_fraction)
     pairs = tuple(sorted(curve.pairs))
     bandwidth = max(pairs[-1][0], curve.peak_GBps) if len(pairs) > 1 else pairs[-1][0]
-    latency = latency_along(pairs, bandwidth, curve.peak_GBps)
-    return max(MIN_CURVE_QUEUE, math.ceil(bandwidth * latency / LINE_BYTES))   # GB/s x ns = bytes
+    held = math.ceil(bandwidth * latency_along(pairs, bandwidth, curve.peak_GBps) / LINE_BYTES)   # GB/s x ns = B
+    last = max(curve.points, key=lambda p: p.bandwidth_GBps)
+    case = curve.peak_case if curve.peak_GBps > last.bandwidth_GBps else last.case
+    wanted = int(_streams(case) * curve.lone_lines) if curve.lone_lines else 0   # what its streams kept alone
+    at_last = math.ceil(last.bandwidth_GBps * last.latency_ns / LINE_BYTES)   # held at the last point measured
+    ahead = min(lines_ahead(cores), max(0, wanted - held), max(0, held - at_last)) if cores else 0
+    return max(MIN_CURVE_QUEUE, held - ahead), held, ahead
+
+
+def _streams(case: str) -> int:
+    """The streams of a suite's case: its threads, or those beside the chase (``CHASE + STREAMS``)."""
+    parsed = parse_case(case)
+    return len(parsed.background) or len(parsed.threads)
+
+
+def lines_ahead(cores: int) -> int:
+    """The reads a node of ``cores`` holds ahead of its memory's queue once that is full and every core has more
+    to send: the SRI's request buffers (:func:`sri_buffers`) and one request of each other core, presented for
+    its turn at them (``model/sri.py``).  The machine's measured latency covers their wait, so the queue does not
+    hold them too."""
+    return sri_buffers(cores) + cores - 1
 
 
 _MIX_TEXT = {"r": "read streams (r)", "w": "write streams (w: fill + write-back)",

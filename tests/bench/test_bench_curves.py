@@ -367,6 +367,32 @@ def test_the_queue_is_what_the_memory_held_at_its_most_loaded_point():
     assert little_queue_lines([curve([(0.5, 90.0), (2.0, 91.0)])]) == MIN_CURVE_QUEUE
 
 
+def test_the_queue_leaves_out_what_waits_ahead_of_it_once_the_streams_want_more():
+    """The read curve's count at its peak (130 GB/s x 380 ns / 64 B = 772 lines, along the last trend) covers
+    every line on the chase's way; where the streams of the peak's case would have kept more in flight alone
+    (each as many as a lone stream: 18 GB/s x 100 ns / 64 B = 28 lines), the SRI's buffers and one request of
+    each other core wait ahead of the queue in the model, up to ``lines_ahead(cores)``, and the queue holds the
+    rest, never less than the memory held at the last point measured (120 GB/s x 320 ns / 64 B = 600 lines)."""
+    from simnuma.bench.curves import Curve, CurvePoint
+    from simnuma.bench.skeleton import curve_queue, lines_ahead
+
+    def reads(streams: int, peak: float = 130.0) -> Curve:
+        points = ((0.5, 100.0, "0.0.l.0"), (100.0, 200.0, "0.0.l.0 + 0.1.r.0"),
+                  (120.0, 320.0, "0.0.l.0 + " + " ".join(f"0.{k}.r.0" for k in range(1, streams))))
+        return Curve("r", 0, "0.0.l.0", tuple(CurvePoint(b, ns, case, b) for b, ns, case in points), 1.0,
+                     peak_GBps=peak, peak_case=" ".join(f"0.{k}.r.0" for k in range(streams)), lone_GBps=18.0)
+
+    held = math.ceil(130 * 380 / 64)                                  # 772 lines
+    assert curve_queue([reads(20)], 32) == (held, held, 0)           # 20 x 28 = 562 lines: none wait ahead
+    assert curve_queue([reads(29)], 32) == (held - 43, held, 43)     # 29 x 28 = 815: 43 of them
+    assert lines_ahead(32) == 64 + 31                                # the SRI's 2 a core, the 31 others' turns
+    assert curve_queue([reads(31)], 32) == (held - 95, held, 95)     # 31 x 28 = 871: as many as the model holds
+    assert lines_ahead(64) == 128 + 63
+    assert curve_queue([reads(63)], 64) == (600, held, held - 600)   # 1771: the last point's 600 at least
+    assert curve_queue([reads(31)]) == (held, held, 0)               # no cores given: Little's law alone
+    assert curve_queue([reads(31, peak=0.0)], 32)[2] == 0            # the last point the most loaded: nothing
+
+
 def test_past_saturation_a_written_board_keeps_the_chase_near_its_curve():
     """A 32-CPU node whose curve saturates at 20 GB/s, where the chase took 300 ns.  The board ``bench host``
     writes holds 94 lines in the memory (Little's law) and lets the cores take the SRI's 64 buffers in turns,

@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import importlib.util
+import math
 from pathlib import Path
 
 import pytest
 from benchutil import FIXTURES, call_cli
 
 from simnuma.bench.curves import curves_from_suite
-from simnuma.bench.skeleton import little_queue_lines, sri_buffers
+from simnuma.bench.skeleton import curve_queue, lines_ahead, sri_buffers
 from simnuma.model.curve import latency_along
 from simnuma.topology import load_topology
 
@@ -38,7 +39,7 @@ def test_the_fixture_is_little_s_law_throughout():
 
 def test_bench_host_writes_a_many_core_board(machine, tmp_path, capsys):
     """Two nodes of 64 CPUs; the three curves with their peaks from the all-cores cases; the queue by Little's law
-    on the read curve at its peak; the SRI's buffers two a core."""
+    on the read curve at its peak, less what the model keeps ahead of it; the SRI's buffers two a core."""
     target = tmp_path / "host.yaml"
     code, _, err = call_cli(capsys, "bench", "host", "--sysfs", machine["sys"], "--suite", machine["suite"],
                             "-o", target)
@@ -52,7 +53,14 @@ def test_bench_host_writes_a_many_core_board(machine, tmp_path, capsys):
     peaks = {mix: manycore.solve(mix, manycore.CAP[mix])[0] for mix in ("r", "w", "t")}
     assert [c.peak_GBps for c in node.curves] == [pytest.approx(peaks[m], rel=0.02) for m in ("w", "t", "r")]
     held = reads.peak_GBps * latency_along(reads.points, reads.peak_GBps, reads.peak_GBps) / 64   # written points
-    assert node.memory_queue == little_queue_lines(curves_from_suite(Path(machine["suite"])))        # measured ones
-    assert node.memory_queue == pytest.approx(held, rel=0.005)
-    assert node.memory_queue == pytest.approx(manycore.CAP["r"], rel=0.05)   # what the fabric held of reads
+    measured = max(curves_from_suite(Path(machine["suite"])), key=lambda c: c.read_fraction)
+    queue, held_lines, ahead = curve_queue([measured], 64)
+    assert held_lines == pytest.approx(held, rel=0.005) and held_lines == pytest.approx(manycore.CAP["r"], rel=0.05)
+    # 64 streams alone would keep 64 x 55 lines in flight, far more than the 2146 the memory held: the SRI's 128
+    # buffers and a request of each of the 63 other cores wait ahead of the queue, which holds the rest, but not
+    # fewer than the memory held at the last point measured (358 GB/s x 349 ns / 64 B)
+    last = measured.points[-1]
+    assert lines_ahead(64) == 128 + 63 and measured.lone_lines * 64 > held_lines + 191
+    assert ahead == min(191, held_lines - math.ceil(last.bandwidth_GBps * last.latency_ns / 64)) > 185
+    assert node.memory_queue == queue == held_lines - ahead
     assert node.sri_buffers["request"] == sri_buffers(64) == 128
