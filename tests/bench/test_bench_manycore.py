@@ -64,3 +64,30 @@ def test_bench_host_writes_a_many_core_board(machine, tmp_path, capsys):
     assert ahead == min(191, held_lines - math.ceil(last.bandwidth_GBps * last.latency_ns / 64)) > 185
     assert node.memory_queue == queue == held_lines - ahead
     assert node.sri_buffers["request"] == sri_buffers(64) == 128
+
+
+@pytest.mark.slow
+def test_the_loop_predicts_the_read_chases_and_bounds_the_others(machine, tmp_path):
+    """``docs/calibration.md``'s loop on the fixture: ``bench host``, ``calibrate`` with its default fit, then
+    ``validate`` on the six loaded-latency cases.  The read chases, below and past saturation, paced or not,
+    come within 5% of the figures; beside triads and writers the model is slower, never faster (an upper
+    bound, as the docs say)."""
+    import json
+
+    from benchutil import run_cli
+
+    host, cal, report = tmp_path / "host.yaml", tmp_path / "cal.yaml", tmp_path / "report"
+    for args in (("bench", "host", "--sysfs", machine["sys"], "--suite", machine["suite"], "-o", host),
+                 ("calibrate", host, machine["suite"], "-o", cal),
+                 ("validate", cal, machine["suite-key"], "-o", report)):
+        done = run_cli(*args, timeout=3600)
+        assert done.returncode == 0, done.stderr
+    rows = json.loads((report / "validation.json").read_text())["rows"]
+    errors = {r["case"].split(" + ")[1].split()[0] + f" x{len(r['case'].split(' + ')[1].split())}": r["error_percent"]
+              for r in rows}
+    assert len(errors) == 6
+    for beside, error in errors.items():
+        if ".r.0" in beside:
+            assert abs(error) < 5.0, errors
+        else:
+            assert error > 0.0, errors
