@@ -69,9 +69,10 @@ def test_bench_host_writes_a_many_core_board(machine, tmp_path, capsys):
 @pytest.mark.slow
 def test_the_loop_predicts_the_read_chases_and_bounds_the_others(machine, tmp_path):
     """``docs/calibration.md``'s loop on the fixture: ``bench host``, ``calibrate`` with its default fit, then
-    ``validate`` on the six loaded-latency cases.  The read chases, below and past saturation, paced or not,
-    come within 5% of the figures; beside triads and writers the model is slower, never faster (an upper
-    bound, as the docs say)."""
+    ``validate`` on the ten loaded-latency cases.  The read chases, below and past saturation, paced or not,
+    come within 5% of the figures, the chases beside paced triads and writers within 12% (the triads at 3 GB/s
+    each are near their curve's knee); beside unpaced triads and writers, past saturation, the model is
+    slower, never faster (an upper bound, as the docs say)."""
     import json
 
     from benchutil import run_cli
@@ -85,9 +86,11 @@ def test_the_loop_predicts_the_read_chases_and_bounds_the_others(machine, tmp_pa
     rows = json.loads((report / "validation.json").read_text())["rows"]
     errors = {r["case"].split(" + ")[1].split()[0] + f" x{len(r['case'].split(' + ')[1].split())}": r["error_percent"]
               for r in rows}
-    assert len(errors) == 6
+    assert len(errors) == 10
     for beside, error in errors.items():
         if ".r.0" in beside:
             assert abs(error) < 5.0, errors
+        elif "@" in beside:
+            assert abs(error) < 12.0, errors
         else:
             assert error > 0.0, errors
