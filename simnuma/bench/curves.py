@@ -177,23 +177,26 @@ def _point(report: dict, case: str, node: int) -> CurvePoint:
                       repetitions=len(repetitions), of=len(chase["GBps"]["all"]), trusted=trusted)
 
 
-def _stream_peaks(reports, lone: bool = False) -> dict:
-    """``{(node, op): (GB/s, case)}``: the most memory bandwidth streams of one op drew from a node with
-    no chase beside them (single streams and all-cores peaks; with ``lone``, single streams only), each
-    thread at its best repetition (the figure calibration fits too)."""
+def _stream_peaks(reports) -> tuple[dict, dict]:
+    """``({(node, op): (GB/s, case)}, {(node, op): GB/s})``: the most memory bandwidth streams of one op drew
+    from a node with no chase beside them (single streams and all-cores peaks), and the most one stream alone
+    drew; each thread at its best repetition (the figure calibration fits too)."""
     peaks: dict[tuple[int, str], tuple[float, str]] = {}
+    lone: dict[tuple[int, str], float] = {}
     for case, report in reports:
         specs = [parse_spec(t["spec"]) for t in report.get("threads") or []]
         if not specs or len({s.op for s in specs}) != 1 or len({s.mem_node for s in specs}) != 1:
             continue
         op, node = specs[0].op, specs[0].mem_node
-        if op == "l" or any(s.rate_GBps is not None for s in specs) or (lone and len(specs) > 1):
+        if op == "l" or any(s.rate_GBps is not None for s in specs):
             continue
         total = sum((t["GBps"].get("best") or t["GBps"]["median"]) * MEMORY_BYTES_PER_REPORTED_BYTE.get(op, 1.0)
                     for t in report["threads"])
         if total > peaks.get((node, op), (0.0, ""))[0]:
             peaks[(node, op)] = (total, case)
-    return peaks
+        if len(specs) == 1 and total > lone.get((node, op), 0.0):
+            lone[(node, op)] = total
+    return peaks, lone
 
 
 def curves_from_reports(reports) -> list:
@@ -205,7 +208,7 @@ def curves_from_reports(reports) -> list:
     A curve's peak is the most its mix's streams drew alone (:func:`_stream_peaks`) when that is
     above its last point: a machine with few CPUs cannot load its memory beside the chase.
     """
-    peaks, lone = _stream_peaks(reports), _stream_peaks(reports, lone=True)
+    peaks, lone = _stream_peaks(reports)
     idle = {}
     loaded: dict[tuple[str, str], list[tuple[str, dict]]] = {}   # (chase, mix) -> [(case, report)]
     for case, report in reports:
@@ -244,7 +247,7 @@ def curves_from_reports(reports) -> list:
             peak, peak_case = 0.0, ""
         curves.append(Curve(mix=mix, node=chase.mem_node, chase=label, points=tuple(everything),
                             read_fraction=read_fraction, dropped=dropped, peak_GBps=peak, peak_case=peak_case,
-                            lone_GBps=lone.get((chase.mem_node, mix), (0.0, ""))[0]))
+                            lone_GBps=lone.get((chase.mem_node, mix), 0.0)))
     return sorted(curves, key=lambda c: (c.chase, -c.read_fraction, c.mix))
 
 

@@ -10,8 +10,9 @@ board language has no field for them.
 Given the bandwidth-latency curves of a suite (:mod:`simnuma.bench.curves`),
 the memory is described by them instead of by a peak bandwidth and an
 efficiency: ``model: curve``, the idle latency as a placeholder to fit, a
-queue of the lines the memory held at the read curve's most loaded point
-(Little's law), and one curve per read/write mix.
+queue of the lines in flight at the read curve's most loaded point (Little's
+law) less those the model keeps ahead of it (:func:`curve_queue`), and one
+curve per read/write mix.
 
 Link inference: the pairs at the smallest off-diagonal distance are taken as
 direct links.  That is unambiguous when those links connect every node and
@@ -34,8 +35,7 @@ from .host import Host, format_bytes
 from ..case import parse_case
 from ..units import LINE_BYTES
 
-__all__ = ["infer_links", "host_topology_yaml", "LinkInference", "curve_memory_lines", "little_queue_lines",
-           "curve_queue", "lines_ahead",
+__all__ = ["infer_links", "host_topology_yaml", "LinkInference", "curve_memory_lines", "curve_queue", "lines_ahead",
            "QUEUE_PER_CORE", "SRI_PER_CORE", "sri_buffers"]
 
 # Per-node queue slots per core in the skeleton: a current core keeps a few dozen
@@ -240,11 +240,6 @@ def curve_memory_lines(cores: int, curves: list, source: str) -> list:
             lines.append(f"        peak: {curve.peak_GBps:.{decimals}f} GB/s{'':<8}# the most this mix drew without the chase"
                          f" ({curve.peak_case}): the curve's trend goes on up to it")
     return lines
-
-
-def little_queue_lines(curves: list, cores: int = 0) -> int:
-    """The lines a curve memory's queue holds (:func:`curve_queue`'s first figure)."""
-    return curve_queue(curves, cores)[0]
 
 
 def curve_queue(curves: list, cores: int = 0) -> tuple[int, int, int]:

@@ -13,7 +13,7 @@ from benchutil import assert_one_line_refusal, call_cli, sysfs
 
 from simnuma.bench.curves import curves_from_suite
 from simnuma.bench.host import discover_host
-from simnuma.bench.skeleton import host_topology_yaml, little_queue_lines
+from simnuma.bench.skeleton import curve_queue, host_topology_yaml
 from simnuma.errors import BenchError
 from simnuma.units import parse_bandwidth_GBps, parse_time_ns
 
@@ -200,7 +200,7 @@ def test_bench_host_suite_writes_the_curves(suite, tmp_path, capsys):
     assert memory["model"] == "curve" and memory["latency"] == "80 ns"
     curves = memory["curves"]
     held = max(parse_bandwidth_GBps(b) * parse_time_ns(ns) / 64 for b, ns in curves[0]["points"])   # the reads'
-    assert memory["queue"] == little_queue_lines(curves_from_suite(suite)) >= held   # Little's law, not cores x 48
+    assert memory["queue"] == curve_queue(curves_from_suite(suite))[0] >= held   # Little's law, not cores x 48
     assert [c["read_fraction"] for c in curves] == [1.0, 0.76, 0.54]
     r = curves[0]["points"]
     assert r[0] == ["0.6 GB/s", "100 ns"] and r[-1] == ["22.4 GB/s", "160 ns"]
@@ -358,13 +358,13 @@ def test_the_queue_is_what_the_memory_held_at_its_most_loaded_point():
         return Curve("r", 0, "0.0.l.0", tuple(CurvePoint(b, ns, "c", b) for b, ns in points), 1.0, peak_GBps=peak)
 
     reads = curve([(1.0, 100.0), (300.0, 200.0), (360.0, 380.0)])
-    assert little_queue_lines([reads]) == math.ceil(360 * 380 / 64)          # 2138 lines at 360 GB/s, 380 ns
+    assert curve_queue([reads])[0] == math.ceil(360 * 380 / 64)          # 2138 lines at 360 GB/s, 380 ns
     writes = curve([(1.0, 100.0), (20.0, 120.0), (30.0, 140.0)], peak=40.0)  # trend 2 ns per GB/s up to the peak
-    assert little_queue_lines([writes]) == math.ceil(40 * 160 / 64)
+    assert curve_queue([writes])[0] == math.ceil(40 * 160 / 64)
     slow_writes = Curve("w", 0, "0.0.l.0", tuple(CurvePoint(b, ns, "c", b / 2) for b, ns in
                                                   [(1.0, 100.0), (280.0, 550.0)]), 0.5, peak_GBps=282.5)
-    assert little_queue_lines([reads, slow_writes]) == little_queue_lines([reads]) < 280 * 550 / 64
-    assert little_queue_lines([curve([(0.5, 90.0), (2.0, 91.0)])]) == MIN_CURVE_QUEUE
+    assert curve_queue([reads, slow_writes])[0] == curve_queue([reads])[0] < 280 * 550 / 64
+    assert curve_queue([curve([(0.5, 90.0), (2.0, 91.0)])])[0] == MIN_CURVE_QUEUE
 
 
 def test_the_queue_leaves_out_what_waits_ahead_of_it_once_the_streams_want_more():
@@ -374,7 +374,7 @@ def test_the_queue_leaves_out_what_waits_ahead_of_it_once_the_streams_want_more(
     each other core wait ahead of the queue in the model, up to ``lines_ahead(cores)``, and the queue holds the
     rest, never less than the memory held at the last point measured (120 GB/s x 320 ns / 64 B = 600 lines)."""
     from simnuma.bench.curves import Curve, CurvePoint
-    from simnuma.bench.skeleton import curve_queue, lines_ahead
+    from simnuma.bench.skeleton import lines_ahead
 
     def reads(streams: int, peak: float = 130.0) -> Curve:
         points = ((0.5, 100.0, "0.0.l.0"), (100.0, 200.0, "0.0.l.0 + 0.1.r.0"),
