@@ -33,12 +33,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from statistics import median
 
+from ..case import parse_case
 from ..errors import BenchError, SpecError
 from ..workload import parse_spec
 from .run import FORMATS
 from ..units import LINE_BYTES  # noqa: F401 - the one definition
 
-__all__ = ["CurvePoint", "Curve", "curves_from_suite", "curves_from_reports", "read_suite", "memory_traffic",
+__all__ = ["CurvePoint", "Curve", "curves_from_suite", "peak_latency_bound", "curves_from_reports", "read_suite", "memory_traffic",
            "MEMORY_BYTES_PER_REPORTED_BYTE", "READ_SHARE", "LINE_BYTES", "CPU_SHARE_TRUSTED"]
 
 MEMORY_BYTES_PER_REPORTED_BYTE = {"r": 1.0, "w": 2.0, "t": 4.0 / 3.0}
@@ -82,6 +83,8 @@ class Curve:
     peak_GBps: float = 0.0  # the most streams of the mix alone drew from the node, when above the last point
     peak_case: str = ""    # ... and the case that drew it
     lone_GBps: float = 0.0  # the most one stream of the mix alone drew from the node (0: the suite has none)
+    peak_latency_ns: float = 0.0  # the most latency Little's law allows at the peak (peak_latency_bound; 0: none)
+    peak_latency_case: str = ""   # ... and the loaded case that bounds it
 
     @property
     def untrusted(self) -> list:
@@ -96,7 +99,8 @@ class Curve:
     def to_dict(self) -> dict:
         return {"mix": self.mix, "node": self.node, "chase": self.chase, "read_fraction": self.read_fraction,
                 "points": [p.to_dict() for p in self.points], "dropped": list(self.dropped),
-                "peak_GBps": self.peak_GBps, "peak_case": self.peak_case, "lone_GBps": self.lone_GBps}
+                "peak_GBps": self.peak_GBps, "peak_case": self.peak_case, "lone_GBps": self.lone_GBps,
+                "peak_latency_ns": self.peak_latency_ns, "peak_latency_case": self.peak_latency_case}
 
     @property
     def lone_lines(self) -> float:
@@ -199,6 +203,46 @@ def _stream_peaks(reports) -> tuple[dict, dict]:
     return peaks, lone
 
 
+def peak_latency_bound(cases, last: CurvePoint, peak_GBps: float, peak_case: str) -> tuple[float, str]:
+    """``(ns, case)``: the most latency Little's law allows at a curve's peak, from the one of its loaded ``cases``
+    that bounds it most; ``(0.0, "")`` where none gives a bound.
+
+    A case's streams (``n`` of them beside the chase, bandwidth ``b``, latency
+    ``l``) each kept ``b x l / 64 B / n`` lines in flight.  The peak's ``N``
+    streams draw ``P`` on a memory at least as loaded, where a stream keeps no
+    more lines than that: its window is the same, and a memory that holds back
+    lines shares what it holds among more streams.  So the latency there is at
+    most ``l x (N / n) x (b / P)``.  That holds for a case whose streams were
+    held by the memory, not by their pace: unpaced, or asking for more than the
+    memory gave them; streams that got their pace (within
+    :data:`SAME_BANDWIDTH`) kept fewer lines than they would unpaced, and give
+    no bound.  Of the cases' bounds the least, but never below the latency of
+    the curve's ``last`` point (a curve's latency does not fall).
+    """
+    if peak_GBps <= last.bandwidth_GBps or not peak_case:
+        return 0.0, ""
+    peak_streams = len(parse_case(peak_case).threads)
+    bounds = [(bound, p.case) for bound, p in ((_bound_from(p, peak_streams, peak_GBps), p) for p in cases) if bound]
+    if not bounds:
+        return 0.0, ""
+    bound, case = min(bounds)
+    return max(bound, last.latency_ns), case
+
+
+def _bound_from(point: CurvePoint, peak_streams: int, peak_GBps: float) -> float:
+    """One case's bound on the latency at the peak (:func:`peak_latency_bound`), 0 when its streams got their pace."""
+    streams = [parse_spec(s) for s in parse_case(point.case).background]
+    if not streams:
+        return 0.0
+    rates = [s.rate_GBps * MEMORY_BYTES_PER_REPORTED_BYTE.get(s.op, 1.0) for s in streams if s.rate_GBps is not None]
+    if len(rates) == len(streams):
+        asked = sum(rates)
+        served = point.bandwidth_GBps - LINE_BYTES / point.latency_ns   # the chase's own aside
+        if served >= asked * (1.0 - SAME_BANDWIDTH):
+            return 0.0
+    return point.latency_ns * peak_streams / len(streams) * point.bandwidth_GBps / peak_GBps
+
+
 def curves_from_reports(reports) -> list:
     """Curves from ``[(case name, report dict), ...]``: one per chase and mix that has an idle chase.
 
@@ -206,7 +250,8 @@ def curves_from_reports(reports) -> list:
     of the point kept before it, is dropped (``dropped``).
 
     A curve's peak is the most its mix's streams drew alone (:func:`_stream_peaks`) when that is
-    above its last point: a machine with few CPUs cannot load its memory beside the chase.
+    above its last point: a machine with few CPUs cannot load its memory beside the chase; with it,
+    the most latency Little's law allows there (:func:`peak_latency_bound`).
     """
     peaks, lone = _stream_peaks(reports)
     idle = {}
@@ -245,9 +290,11 @@ def curves_from_reports(reports) -> list:
         peak, peak_case = peaks.get((chase.mem_node, mix), (0.0, ""))
         if peak <= everything[-1].bandwidth_GBps:
             peak, peak_case = 0.0, ""
+        bound, bound_case = peak_latency_bound(points, everything[-1], peak, peak_case)
         curves.append(Curve(mix=mix, node=chase.mem_node, chase=label, points=tuple(everything),
                             read_fraction=read_fraction, dropped=dropped, peak_GBps=peak, peak_case=peak_case,
-                            lone_GBps=lone.get((chase.mem_node, mix), 0.0)))
+                            lone_GBps=lone.get((chase.mem_node, mix), 0.0),
+                            peak_latency_ns=bound, peak_latency_case=bound_case))
     return sorted(curves, key=lambda c: (c.chase, -c.read_fraction, c.mix))
 
 

@@ -239,6 +239,10 @@ def curve_memory_lines(cores: int, curves: list, source: str) -> list:
         if curve.peak_GBps:
             lines.append(f"        peak: {curve.peak_GBps:.{decimals}f} GB/s{'':<8}# the most this mix drew without the chase"
                          f" ({curve.peak_case}): the curve's trend goes on up to it")
+        if curve.peak_latency_ns:
+            lines.append(f"        peak_latency: {curve.peak_latency_ns:.0f} ns{'':<4}# at most, by Little's law: its"
+                         f" {_streams(curve.peak_case)} streams keeping no more lines in flight each than the"
+                         f" {_streams_text(curve.peak_latency_case)} beside the chase did")
     return lines
 
 
@@ -250,8 +254,9 @@ def curve_queue(curves: list, cores: int = 0) -> tuple[int, int, int]:
     the chase is a read, and a controller buffers write-backs apart from the
     reads, so the read curve is the one whose count is all of the kind the
     chase waits behind.  Its point of most bandwidth; where the curve gives
-    a peak above it, the latency there along the last segment's trend (as
-    the model reads the curve up to its peak).  The chase's whole latency is
+    a peak above it, the latency there along the last segment's trend, no
+    higher than the curve's ``peak_latency_ns`` (as the model reads the curve
+    up to its peak).  The chase's whole latency is
     taken, its way to the memory included, so ``held`` counts every line in
     flight on that way.  Where the streams of that case would have kept
     more lines in flight than that (each as many as a lone stream did,
@@ -270,7 +275,8 @@ def curve_queue(curves: list, cores: int = 0) -> tuple[int, int, int]:
     curve = max(curves, key=lambda c: c.read_fraction)
     pairs = tuple(sorted(curve.pairs))
     bandwidth = max(pairs[-1][0], curve.peak_GBps) if len(pairs) > 1 else pairs[-1][0]
-    held = math.ceil(bandwidth * latency_along(pairs, bandwidth, curve.peak_GBps) / LINE_BYTES)   # GB/s x ns = B
+    latency = latency_along(pairs, bandwidth, curve.peak_GBps, curve.peak_latency_ns)
+    held = math.ceil(bandwidth * latency / LINE_BYTES)   # GB/s x ns = B
     last = max(curve.points, key=lambda p: p.bandwidth_GBps)
     case = curve.peak_case if curve.peak_GBps > last.bandwidth_GBps else last.case
     wanted = int(_streams(case) * curve.lone_lines) if curve.lone_lines else 0   # what its streams kept alone
@@ -283,6 +289,16 @@ def _streams(case: str) -> int:
     """The streams of a suite's case: its threads, or those beside the chase (``CHASE + STREAMS``)."""
     parsed = parse_case(case)
     return len(parsed.background) or len(parsed.threads)
+
+
+def _streams_text(case: str) -> str:
+    """``63 streams`` or ``63 streams paced at 9.1 GB/s`` (one rate for all) of a loaded case's background."""
+    from ..workload import parse_spec
+
+    background = parse_case(case).background
+    rates = {parse_spec(s).rate_GBps for s in background}
+    rate = rates.pop() if len(rates) == 1 else None
+    return f"{len(background)} streams" + (f" paced at {rate:g} GB/s" if rate is not None else "")
 
 
 def lines_ahead(cores: int) -> int:

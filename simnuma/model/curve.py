@@ -22,7 +22,11 @@ without the chase (``bench host --suite`` takes it from the suite's
 single-thread and all-cores cases), when that is above its last point, as on a
 machine with too few CPUs to load its memory beside the chase; the latency
 then follows the last segment's trend up to the peak and rises steeply only
-past it.  And the memory serves no more than the most the curves reached at
+past it.  A trend measured on the wall of saturation would climb far over a
+few GB/s, so a curve may bound it with ``peak_latency``: the most latency
+Little's law allows at the peak if its streams keep no more lines in flight
+each than those of the last point did (``bench host --suite`` works it out;
+:func:`simnuma.bench.curves.peak_latency_bound`).  And the memory serves no more than the most the curves reached at
 that read share (the peak where there is one): accesses also pass a first-come-first-served server of that
 rate, and an access is done at the later of its curve latency and its turn at
 the server — so that however many lines threads keep in flight, the bandwidth
@@ -60,12 +64,14 @@ SHARE_ACCESSES = 64.0     # the read share is weighted over about this many acce
 STEEP_FRACTION = 0.10     # past the last point, latency at least doubles over this fraction of its bandwidth
 
 
-def latency_along(points: tuple, bandwidth: float, peak_GBps: float = 0.0) -> float:
+def latency_along(points: tuple, bandwidth: float, peak_GBps: float = 0.0, peak_latency_ns: float = 0.0) -> float:
     """Latency of one curve at ``bandwidth``: linear between points, steeply rising past the last.
 
     With a peak above the last point (streams alone drew more than the loaded
     cases reached), the last segment's trend (never falling) carries on up
-    to the peak, and the steep rise starts there.
+    to the peak, and the steep rise starts there; where the curve also gives
+    the most latency Little's law allows at the peak (``peak_latency_ns``),
+    the trend rises no faster than to reach it there.
     """
     if bandwidth <= points[0][0]:
         return points[0][1]
@@ -74,6 +80,8 @@ def latency_along(points: tuple, bandwidth: float, peak_GBps: float = 0.0) -> fl
             return l0 + (l1 - l0) * (bandwidth - b0) / (b1 - b0)
     (b0, l0), (b1, l1) = points[-2], points[-1]
     trend = max((l1 - l0) / (b1 - b0), 0.0)
+    if peak_GBps > b1 and peak_latency_ns:
+        trend = min(trend, max(peak_latency_ns - l1, 0.0) / (peak_GBps - b1))
     if peak_GBps > b1:
         if bandwidth <= peak_GBps:
             return l1 + trend * (bandwidth - b1)
@@ -90,15 +98,15 @@ def curve_latency_ns(curves: tuple, bandwidth: float, reads: float) -> tuple:
     """``(added latency ns, most bandwidth GB/s)`` at ``bandwidth`` GB/s with a read share ``reads``."""
     if reads <= curves[0].read_fraction or len(curves) == 1:
         c = curves[0] if reads <= curves[0].read_fraction else curves[-1]
-        return latency_along(c.points, bandwidth, c.peak_GBps) - _idle(c.points), c.max_GBps
+        return latency_along(c.points, bandwidth, c.peak_GBps, c.peak_latency_ns) - _idle(c.points), c.max_GBps
     if reads >= curves[-1].read_fraction:
         c = curves[-1]
-        return latency_along(c.points, bandwidth, c.peak_GBps) - _idle(c.points), c.max_GBps
+        return latency_along(c.points, bandwidth, c.peak_GBps, c.peak_latency_ns) - _idle(c.points), c.max_GBps
     for lo, hi in zip(curves, curves[1:]):
         if reads <= hi.read_fraction:
             w = (reads - lo.read_fraction) / (hi.read_fraction - lo.read_fraction)
-            added_lo = latency_along(lo.points, bandwidth, lo.peak_GBps) - _idle(lo.points)
-            added_hi = latency_along(hi.points, bandwidth, hi.peak_GBps) - _idle(hi.points)
+            added_lo = latency_along(lo.points, bandwidth, lo.peak_GBps, lo.peak_latency_ns) - _idle(lo.points)
+            added_hi = latency_along(hi.points, bandwidth, hi.peak_GBps, hi.peak_latency_ns) - _idle(hi.points)
             return added_lo + w * (added_hi - added_lo), lo.max_GBps + w * (hi.max_GBps - lo.max_GBps)
     raise AssertionError("read share outside the curves")  # pragma: no cover
 

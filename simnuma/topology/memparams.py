@@ -114,6 +114,7 @@ class MemoryCurve:
     read_fraction: float
     points: tuple  # ((GB/s, ns), ...) by rising bandwidth
     peak_GBps: float = 0.0  # the most streams of this mix drew without the chase, when above the last point
+    peak_latency_ns: float = 0.0  # the most latency Little's law allows at the peak (0: no bound given)
 
     @property
     def max_GBps(self) -> float:
@@ -130,9 +131,9 @@ def parse_curves(value: object) -> tuple:
         where = f"curves[{i}]"
         if not isinstance(entry, dict):
             raise ValueError(f"{where}: expected a mapping such as {{read_fraction: 1.0, points: [...]}}")
-        extra = sorted(set(entry) - {"read_fraction", "points", "peak"}, key=str)
+        extra = sorted(set(entry) - {"read_fraction", "points", "peak", "peak_latency"}, key=str)
         if extra:
-            raise ValueError(f"{where}.{extra[0]}: unknown key; expected read_fraction, points and peak")
+            raise ValueError(f"{where}.{extra[0]}: unknown key; expected read_fraction, points, peak and peak_latency")
         share = entry.get("read_fraction")
         if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share <= 1:
             raise ValueError(f"{where}.read_fraction: expected the share of reads in the memory traffic,"
@@ -148,11 +149,28 @@ def parse_curves(value: object) -> tuple:
             if peak <= points[-1][0]:
                 raise ValueError(f"{where}.peak: expected a bandwidth above the last point's"
                                  f" {points[-1][0]:g} GB/s, got {entry['peak']}")
-        curves.append(MemoryCurve(float(share), points, peak))
+        curves.append(MemoryCurve(float(share), points, peak, _peak_latency(entry, points, peak, where)))
     shares = [c.read_fraction for c in curves]
     if len(set(shares)) != len(shares):
         raise ValueError(f"two curves have the read fraction {sorted(s for s in shares if shares.count(s) > 1)[0]}")
     return tuple(sorted(curves, key=lambda c: c.read_fraction))
+
+
+def _peak_latency(entry: dict, points: tuple, peak: float, where: str) -> float:
+    """A curve's ``peak_latency`` (ns, 0 when not given): only beside a peak, and no less than the last point's."""
+    if entry.get("peak_latency") is None:
+        return 0.0
+    if not peak:
+        raise ValueError(f"{where}.peak_latency: a latency at the peak needs the peak's bandwidth (peak: ...)")
+    try:
+        latency = parse_quantity(entry["peak_latency"], "time")
+    except UnitError as exc:
+        raise ValueError(f"{where}.peak_latency: {exc}") from None
+    _within_reason(peak, latency, f"{where}.peak_latency", entry["peak_latency"])
+    if latency < points[-1][1]:
+        raise ValueError(f"{where}.peak_latency: expected at least the last point's {points[-1][1]:g} ns"
+                         f" (the latency never falls with the bandwidth), got {entry['peak_latency']}")
+    return latency
 
 
 def _within_reason(bandwidth: float, latency: float, here: str, point) -> None:

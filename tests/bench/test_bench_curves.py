@@ -333,6 +333,33 @@ def test_a_curve_gets_the_peak_its_streams_drew_alone_when_above_its_last_point(
     assert curves["w"].peak_GBps == 0.0   # 6.1 GB/s alone, below the loaded case's 16.3
 
 
+def test_the_latency_at_the_peak_is_bounded_by_littles_law_from_the_loaded_cases():
+    """63 writers beside the chase drew 280 GB/s at 548 ns; 64 alone drew 282.5 GB/s.  Keeping no more lines each,
+    64 streams at 282.5 GB/s wait at most 548 x 64/63 x 280/282.5 = 551.8 ns.  From 35 streams the bound is loose
+    (64/35), and of several cases the least bound counts; streams paced beyond what they got bound it too, streams
+    that got their pace kept fewer lines than unpaced and do not; and it is never below the last point's latency."""
+    from simnuma.bench.curves import CurvePoint, peak_latency_bound
+
+    def case(streams: int, rate: str = "", bandwidth: float = 280.0, ns: float = 548.0) -> CurvePoint:
+        name = "0.0.l.0 + " + " ".join(f"0.{k}.w.0{rate}" for k in range(1, streams + 1))
+        return CurvePoint(bandwidth, ns, name, bandwidth / 2)
+
+    def bound(cases, peak: float = 282.5, streams: int = 64) -> float:
+        ns, case = peak_latency_bound(cases, cases[-1], peak, " ".join(f"0.{k}.w.0" for k in range(streams)))
+        assert (case in [c.case for c in cases]) if ns else case == ""
+        return ns
+
+    assert bound([case(63)]) == pytest.approx(548 * 64 / 63 * 280 / 282.5)
+    assert bound([case(35, ns=497.0)]) == pytest.approx(497 * 64 / 35 * 280 / 282.5)
+    assert bound([case(63), case(35, ns=497.0)]) == pytest.approx(551.8, abs=0.1)
+    assert peak_latency_bound([case(63), case(35, ns=497.0)], case(63), 282.5, "0.0.w.0 0.1.w.0")[1] == case(63).case
+    assert bound([case(63, "@9.1GB/s")]) == pytest.approx(551.8, abs=0.1)
+    assert bound([case(63, "@2GB/s", 252.0, 150.0)]) == 0.0                  # 252 GB/s asked, 252 served
+    assert bound([case(63, "@2GB/s", 252.0, 150.0), case(63)]) == pytest.approx(551.8, abs=0.1)
+    assert bound([case(63)], 300.0, 32) == 548.0                             # Little's law allows less: flat
+    assert bound([case(63)], 270.0) == 0.0                                   # no peak above the last point
+
+
 def test_bench_host_writes_the_peak_and_the_board_loads(tmp_path, capsys):
     cases = dict(LATENCY_CASES)
     cases["0.0.r.0 0.1.r.0"] = [thread("0.0.r.0", "foreground", 15.0), thread("0.1.r.0", "foreground", 15.0)]
@@ -342,10 +369,11 @@ def test_bench_host_writes_the_peak_and_the_board_loads(tmp_path, capsys):
     assert code == 0, err
     text = out.read_text()
     assert "peak: 30.6 GB/s" in text and "(0.0.r.0 0.1.r.0)" in text
+    assert "peak_latency: 160 ns" in text     # two streams beside the chase, two at the peak: no more than 160 ns
     from simnuma.topology import load_topology
     board = load_topology(str(out))
     reads = max(board.node(0).curves, key=lambda c: c.read_fraction)
-    assert reads.max_GBps == pytest.approx(30.6)
+    assert reads.max_GBps == pytest.approx(30.6) and reads.peak_latency_ns == 160.0
 
 
 def test_the_queue_is_what_the_memory_held_at_its_most_loaded_point():

@@ -52,7 +52,17 @@ def test_bench_host_writes_a_many_core_board(machine, tmp_path, capsys):
     reads = node.curves[-1]
     peaks = {mix: manycore.solve(mix, manycore.CAP[mix])[0] for mix in ("r", "w", "t")}
     assert [c.peak_GBps for c in node.curves] == [pytest.approx(peaks[m], rel=0.02) for m in ("w", "t", "r")]
-    held = reads.peak_GBps * latency_along(reads.points, reads.peak_GBps, reads.peak_GBps) / 64   # written points
+    held = reads.peak_GBps * latency_along(reads.points, reads.peak_GBps, reads.peak_GBps,   # the written points
+                                           reads.peak_latency_ns) / 64
+    # each curve's latency at its peak bounded by Little's law from the loaded cases: the write curve's trend
+    # (36 ns per GB/s over its last two points) would say 635 ns at its peak; 63 writers beside the chase kept
+    # lines for 548 ns, and the 64 at the peak keep no more each
+    writes = node.curves[0]
+    (b0, l0), (b1, l1) = writes.points[-2:]
+    trend_at_peak = l1 + (l1 - l0) / (b1 - b0) * (writes.peak_GBps - b1)
+    assert l1 <= writes.peak_latency_ns == pytest.approx(l1 * 64 / 63 * b1 / writes.peak_GBps, rel=0.01)
+    assert writes.peak_latency_ns < trend_at_peak - 50
+    assert all(c.peak_latency_ns >= c.points[-1][1] for c in node.curves)
     measured = max(curves_from_suite(Path(machine["suite"])), key=lambda c: c.read_fraction)
     queue, held_lines, ahead = curve_queue([measured], 64)
     assert held_lines == pytest.approx(held, rel=0.005) and held_lines == pytest.approx(manycore.CAP["r"], rel=0.05)

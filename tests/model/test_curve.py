@@ -100,6 +100,37 @@ def test_a_peak_carries_the_last_trend_on_and_raises_the_most_the_memory_serves(
     assert curve_latency_ns(c, 33.0, 1.0)[0] - at_peak >= (100 + at_peak) / (0.1 * 30) * 3 - 1e-9
 
 
+def test_a_latency_at_the_peak_bounds_the_trend_up_to_it():
+    """The last segment rises 4 ns per GB/s; with at most 160 ns at the 30 GB/s peak, the latency rises no faster
+    than to reach that there (1 ns per GB/s), and past the peak steeply from it.  A bound above the trend
+    changes nothing."""
+    import yaml
+    raw = yaml.safe_load(CURVES)
+    raw[0]["peak"] = "30 GB/s"
+    raw[0]["peak_latency"] = "160 ns"
+    c = parse_curves(raw)
+    assert c[1].peak_latency_ns == 160.0
+    assert curve_latency_ns(c, 25.0, 1.0) == (pytest.approx(55.0), 30.0)
+    assert curve_latency_ns(c, 30.0, 1.0)[0] == pytest.approx(60.0)
+    assert curve_latency_ns(c, 33.0, 1.0)[0] - 60.0 >= 160.0 / (0.1 * 30) * 3 - 1e-9
+    raw[0]["peak_latency"] = "400 ns"
+    loose = parse_curves(raw)
+    assert curve_latency_ns(loose, 25.0, 1.0)[0] == pytest.approx(50.0 + 4 * 5)
+
+
+@pytest.mark.parametrize("entry, message", [
+    ({"peak_latency": "160 ns"}, "peak_latency: a latency at the peak needs the peak's bandwidth"),
+    ({"peak": "30 GB/s", "peak_latency": "140 ns"}, "peak_latency: expected at least the last point's 150 ns"),
+    ({"peak": "30 GB/s", "peak_latency": "160"}, "peak_latency: expected"),
+])
+def test_a_latency_at_the_peak_that_cannot_be_is_refused(entry, message):
+    import yaml
+    raw = yaml.safe_load(CURVES)
+    raw[0].update(entry)
+    with pytest.raises(ValueError, match=message):
+        parse_curves(raw)
+
+
 def test_a_peak_below_the_last_point_is_refused():
     import yaml
     raw = yaml.safe_load(CURVES)
