@@ -123,6 +123,22 @@ def test_markdown_content():
     assert "not validated (used for calibration): 0.0.r.0" in text
 
 
+def test_a_many_thread_case_is_squeezed_in_the_tables_and_whole_in_the_files():
+    """The chase beside 63 streams: the text and Markdown tables show its first two streams, the last and the count
+    (a row of one screen's width), the CSV and the JSON the whole case."""
+    case = "0.0.l.0 + " + " ".join(f"0.{k}.w.0" for k in range(1, 64))
+    rows = [ValidationRow(measurement(case, "0.0.l.0", 545.0, "thread_latency_ns"), 650.0),
+            ValidationRow(measurement("0.0.l.0", "0.0.l.0", 118.0, "thread_latency_ns"), 117.0)]
+    report = Validation("onenode", "b.yaml", None, data_set(*(r.measurement for r in rows)), rows, [], 0.1)
+    short = "0.0.l.0 + 0.1.w.0 0.2.w.0 ... 0.63.w.0 (63 threads)"
+    text = report.render_text()
+    assert short in text and case not in text and max(len(line) for line in text.splitlines()[3:6]) < 160
+    assert f"worst +19.3% ({short} | 0.0.l.0 latency ns)" in text
+    assert f"| {short} | 0.0.l.0 latency ns |" in report.to_markdown()
+    assert [r["case"] for r in csv.DictReader(io.StringIO(report.to_csv()))][0] == case
+    assert json.loads(json.dumps(report.to_dict()))["rows"][0]["case"] == case
+
+
 def test_csv_content():
     rows = list(csv.DictReader(io.StringIO(fixed_report().to_csv())))
     assert [r["case"] for r in rows] == ["0.0.r.0 0.1.r.0", "0.0.w.0 0.1.w.0", "0.0.r.0 + 0.1.r.0@1GB/s"]

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..tables import text_table
-from .rows import ModelRow, worst_row
+from .rows import ModelRow, shown, worst_row
 from .. import __version__
 from ..runner import board_hash
 from ..measurements import MeasurementSet
@@ -224,8 +224,8 @@ class Calibration:
                f" {self.seed}); the calibrated board's hash {board_hash(self.topology)}", ""]
         out += text_table(["case", "metric", "measured", "fitted", "residual"], [r.cells() for r in self.rows])
         out.append(f"mean |residual| {self.mean_abs_residual_percent:.1f}%, worst {self.worst.residual_percent:+.1f}%"
-                   f" ({self.worst.measurement.key})")
-        out += [f"* {r.measurement.key}: {r.measurement.caveat}" for r in self.rows if r.measurement.caveat]
+                   f" ({shown(self.worst.measurement)})")
+        out += [f"* {shown(r.measurement)}: {r.measurement.caveat}" for r in self.rows if r.measurement.caveat]
         out += [f"left out: {m.key}: {why}" for m, why in self.left_out]
         out += [f"warning: {w}" for w in self.warnings]
         out.append("")

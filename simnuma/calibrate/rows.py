@@ -6,8 +6,14 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from ..measurements import Measurement
+from ..tables import short_case
 
-__all__ = ["ModelRow", "number_text", "mean_abs_error_percent", "worst_row"]
+__all__ = ["ModelRow", "number_text", "mean_abs_error_percent", "worst_row", "shown"]
+
+
+def shown(m: Measurement) -> str:
+    """``case | label`` as a report's lines show a measurement: a long case squeezed (:func:`short_case`)."""
+    return f"{short_case(m.case.name)} | {m.label}"
 
 
 @dataclass(frozen=True)
@@ -25,7 +31,7 @@ class ModelRow:
     def cells(self) -> list:
         """The row of a text table: case, metric, measured, model, error (``*``: the benchmark's caveat)."""
         m = self.measurement
-        return [m.case.name, m.label, number_text(m.value), number_text(self.model_value),
+        return [short_case(m.case.name), m.label, number_text(m.value), number_text(self.model_value),
                 f"{self.error_percent:+.1f}%" + (" *" if m.caveat else "")]
 
 

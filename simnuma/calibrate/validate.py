@@ -28,13 +28,13 @@ from .. import __version__
 from ..runner import board_hash
 from ..errors import CalibrationError
 from ..measurements import MeasurementSet
-from ..tables import text_table
+from ..tables import short_case, text_table
 from ..topology import load_topology
 from .boardfile import read_calibration_record
 from .cases import check_measurements
 from .fit import predict
 from .results import overfit_warning
-from .rows import ModelRow, mean_abs_error_percent, number_text, worst_row
+from .rows import ModelRow, mean_abs_error_percent, number_text, shown, worst_row
 
 __all__ = ["ValidationRow", "Validation", "validate", "write_outputs", "ORDERING_THRESHOLD_PERCENT",
            "PLOT_HINT", "ERROR_BAR_LEGEND", "calibration_overfit"]
@@ -100,7 +100,7 @@ class Ordering:
     def describe(self) -> str:
         a, b = self.larger.measurement, self.smaller.measurement
         verb = "keeps" if self.holds else "reverses"
-        return (f"{a.case.name} {a.label} > {b.case.name} {b.label}"
+        return (f"{short_case(a.case.name)} {a.label} > {short_case(b.case.name)} {b.label}"
                 f" (measured {a.value:.4g} > {b.value:.4g}; predicted {self.larger.predicted:.4g} vs"
                 f" {self.smaller.predicted:.4g}: {verb})")
 
@@ -225,7 +225,7 @@ class Validation:
 
     def _caveat_lines(self) -> list:
         """``* case label: caveat`` for every measurement the benchmark itself distrusts."""
-        return [f"* {r.measurement.key}: {r.measurement.caveat}" for r in self.rows if r.measurement.caveat]
+        return [f"* {shown(r.measurement)}: {r.measurement.caveat}" for r in self.rows if r.measurement.caveat]
 
     def _summary_line(self) -> str:
         line = _stats_line("all", self.counted)
@@ -349,7 +349,7 @@ def _stats_line(what: str, rows: list) -> str:
     st = _stats(rows)
     w = st["worst"]
     return (f"{what}: {_plural(st['measurements'], 'measurement')} of {_plural(st['cases'], 'case')}: mean |error|"
-            f" {st['mean_abs_error_percent']:.1f}%, worst {w['error_percent']:+.1f}% ({w['case']} | {w['label']})")
+            f" {st['mean_abs_error_percent']:.1f}%, worst {w['error_percent']:+.1f}% ({short_case(w['case'])} | {w['label']})")
 
 
 def _plural(n: int, word: str) -> str:
@@ -451,7 +451,7 @@ def _parity(report: Validation, units: list, Figure) -> bytes:
                         label="repetitions (min..max)")
         ax.scatter(xs, ys, zorder=3, color="tab:blue")
         for r in rows:
-            ax.annotate(r.measurement.case.name if len(rows) <= 12 else "", (r.measurement.value, r.predicted),
+            ax.annotate(short_case(r.measurement.case.name) if len(rows) <= 12 else "", (r.measurement.value, r.predicted),
                         fontsize=6, xytext=(3, 3), textcoords="offset points")
         ax.set_xlim(low, high)
         ax.set_ylim(low, high)
@@ -478,7 +478,7 @@ def _bars(report: Validation, units: list, Figure) -> bytes:
         ax.bar([p + 0.2 for p in positions], [r.predicted for r in rows], width=0.4, label="predicted",
                color="tab:blue")
         ax.set_xticks(list(positions))
-        ax.set_xticklabels([f"{r.measurement.case.name}\n{r.measurement.label}" for r in rows], fontsize=6,
+        ax.set_xticklabels([f"{short_case(r.measurement.case.name)}\n{r.measurement.label}" for r in rows], fontsize=6,
                            rotation=30, ha="right")
         ax.set_xlim(-0.8, len(rows) - 0.2)
         ax.set_ylabel(unit)
