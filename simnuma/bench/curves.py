@@ -39,8 +39,8 @@ from ..workload import parse_spec
 from .run import FORMATS
 from ..units import LINE_BYTES  # noqa: F401 - the one definition
 
-__all__ = ["CurvePoint", "Curve", "curves_from_suite", "peak_latency_bound", "curves_from_reports", "read_suite", "memory_traffic",
-           "MEMORY_BYTES_PER_REPORTED_BYTE", "READ_SHARE", "LINE_BYTES", "CPU_SHARE_TRUSTED"]
+__all__ = ["CurvePoint", "Curve", "curves_from_suite", "peak_latency_bound", "curves_from_reports", "read_suite",
+           "memory_traffic", "MEMORY_BYTES_PER_REPORTED_BYTE", "READ_SHARE", "LINE_BYTES", "CPU_SHARE_TRUSTED"]
 
 MEMORY_BYTES_PER_REPORTED_BYTE = {"r": 1.0, "w": 2.0, "t": 4.0 / 3.0}
 READ_SHARE = {"r": 1.0, "w": 0.5, "t": 0.75, "l": 1.0}

@@ -33,6 +33,7 @@ import networkx as nx
 
 from .host import Host, format_bytes
 from ..case import parse_case
+from ..workload import parse_spec
 from ..units import LINE_BYTES
 
 __all__ = ["infer_links", "host_topology_yaml", "LinkInference", "curve_memory_lines", "curve_queue", "lines_ahead",
@@ -293,8 +294,6 @@ def _streams(case: str) -> int:
 
 def _streams_text(case: str) -> str:
     """``63 streams`` or ``63 streams paced at 9.1 GB/s`` (one rate for all) of a loaded case's background."""
-    from ..workload import parse_spec
-
     background = parse_case(case).background
     rates = {parse_spec(s).rate_GBps for s in background}
     rate = rates.pop() if len(rates) == 1 else None

@@ -349,7 +349,8 @@ def _stats_line(what: str, rows: list) -> str:
     st = _stats(rows)
     w = st["worst"]
     return (f"{what}: {_plural(st['measurements'], 'measurement')} of {_plural(st['cases'], 'case')}: mean |error|"
-            f" {st['mean_abs_error_percent']:.1f}%, worst {w['error_percent']:+.1f}% ({short_case(w['case'])} | {w['label']})")
+            f" {st['mean_abs_error_percent']:.1f}%, worst {w['error_percent']:+.1f}%"
+            f" ({short_case(w['case'])} | {w['label']})")
 
 
 def _plural(n: int, word: str) -> str:
@@ -451,8 +452,8 @@ def _parity(report: Validation, units: list, Figure) -> bytes:
                         label="repetitions (min..max)")
         ax.scatter(xs, ys, zorder=3, color="tab:blue")
         for r in rows:
-            ax.annotate(short_case(r.measurement.case.name) if len(rows) <= 12 else "", (r.measurement.value, r.predicted),
-                        fontsize=6, xytext=(3, 3), textcoords="offset points")
+            ax.annotate(short_case(r.measurement.case.name) if len(rows) <= 12 else "",
+                        (r.measurement.value, r.predicted), fontsize=6, xytext=(3, 3), textcoords="offset points")
         ax.set_xlim(low, high)
         ax.set_ylim(low, high)
         ax.set_xlabel(f"measured ({unit})")

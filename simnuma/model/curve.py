@@ -25,8 +25,9 @@ then follows the last segment's trend up to the peak and rises steeply only
 past it.  A trend measured on the wall of saturation would climb far over a
 few GB/s, so a curve may bound it with ``peak_latency``: the most latency
 Little's law allows at the peak if its streams keep no more lines in flight
-each than those of the last point did (``bench host --suite`` works it out;
-:func:`simnuma.bench.curves.peak_latency_bound`).  And the memory serves no more than the most the curves reached at
+each than a loaded case's streams, held by the memory, did (``bench host
+--suite`` works it out: :func:`simnuma.bench.curves.peak_latency_bound`).
+And the memory serves no more than the most the curves reached at
 that read share (the peak where there is one): accesses also pass a first-come-first-served server of that
 rate, and an access is done at the later of its curve latency and its turn at
 the server — so that however many lines threads keep in flight, the bandwidth
