@@ -61,7 +61,6 @@ from .packet import LINE_BYTES, Packet
 __all__ = ["CurveMemory", "curve_latency_ns", "latency_along", "WINDOW_NS"]
 
 WINDOW_NS = 2000.0        # time constant of the bandwidth and read-share estimates
-SHARE_ACCESSES = 64.0     # the read share is weighted over about this many accesses
 STEEP_FRACTION = 0.10     # past the last point, latency at least doubles over this fraction of its bandwidth
 
 
@@ -117,7 +116,7 @@ class CurveMemory(Memory):
 
     COUNTERS = ("lines", "busy_ns", "reads", "writes", "added_ns")
 
-    __slots__ = ("env", "clock", "mct", "curves", "latency_ns", "rate", "read_share", "last_ns", "free_at", "lines",
+    __slots__ = ("env", "clock", "mct", "curves", "latency_ns", "rate", "read_rate", "read_share", "last_ns", "free_at", "lines",
                  "busy_ns", "reads", "writes", "added_ns", "peak_GBps", "servers")
 
     def __init__(self, env, params, mct: MCT):
@@ -128,6 +127,7 @@ class CurveMemory(Memory):
         self.latency_ns = params.memory_latency_ns
         self.peak_GBps = max(c.max_GBps for c in self.curves)
         self.rate = 0.0            # lines per ns, exponentially weighted
+        self.read_rate = 0.0       # ... of them reads
         self.read_share = 1.0
         self.last_ns = 0.0
         self.free_at = 0.0         # when the peak-rate server can take the next line
@@ -146,7 +146,8 @@ class CurveMemory(Memory):
         decay = math.exp(-(now - self.last_ns) / WINDOW_NS)
         self.last_ns = now
         self.rate = self.rate * decay + 1.0 / WINDOW_NS   # each arrival adds 1/window: the mean is the rate
-        self.read_share += ((0.0 if is_write else 1.0) - self.read_share) / SHARE_ACCESSES
+        self.read_rate = self.read_rate * decay + (0.0 if is_write else 1.0 / WINDOW_NS)
+        self.read_share = self.read_rate / self.rate    # over the same window: as steady as the bandwidth
         added, most_GBps = curve_latency_ns(self.curves, self.rate * LINE_BYTES, self.read_share)
         service = LINE_BYTES / most_GBps
         self.free_at = (self.free_at if self.free_at > now else now) + service

@@ -80,9 +80,9 @@ def test_bench_host_writes_a_many_core_board(machine, tmp_path, capsys):
 def test_the_loop_predicts_the_read_chases_and_bounds_the_others(machine, tmp_path):
     """``docs/calibration.md``'s loop on the fixture: ``bench host``, ``calibrate`` with its default fit, then
     ``validate`` on the ten loaded-latency cases.  The read chases, below and past saturation, paced or not,
-    come within 5% of the figures, the chases beside paced triads and writers within 12% (the triads at 3 GB/s
-    each are near their curve's knee); beside unpaced triads and writers, past saturation, the model is
-    slower, never faster (an upper bound, as the docs say)."""
+    and the chases beside paced triads and writers (the triads at 3 GB/s each near their curve's knee) come
+    within 5% of the figures; beside unpaced triads and writers, past saturation, the model is slower, never
+    faster (an upper bound, as the docs say), and by less than 20%."""
     import json
 
     from benchutil import run_cli
@@ -98,9 +98,7 @@ def test_the_loop_predicts_the_read_chases_and_bounds_the_others(machine, tmp_pa
               for r in rows}
     assert len(errors) == 10
     for beside, error in errors.items():
-        if ".r.0" in beside:
+        if ".r.0" in beside or "@" in beside:
             assert abs(error) < 5.0, errors
-        elif "@" in beside:
-            assert abs(error) < 12.0, errors
         else:
-            assert error > 0.0, errors
+            assert 0.0 < error < 20.0, errors

@@ -88,6 +88,24 @@ def test_write_share_lowers_the_most_the_memory_serves():
     assert writes <= 14.0 * 1.1
 
 
+def test_writers_are_held_to_the_write_curves_peak():
+    """Eight writers: a fill and a write-back a line, half reads, the write curve's share, whose most is 14 GB/s;
+    a curve of 60% reads reaches 28.  The read share is weighed over the bandwidth's window, so it does not swing
+    toward the other curve's peak: with the share weighed over the last 64 accesses, every swing up read the
+    memory part way to 28 GB/s and none down had a curve to read, and the memory served 14.28 GB/s."""
+    board = one_node_board("curve2", """
+    model: curve
+    latency: 60 ns
+    queue: 512
+    curves:
+    - read_fraction: 0.6
+      points: [[1 GB/s, 100 ns], [20 GB/s, 110 ns], [28 GB/s, 150 ns]]
+    - read_fraction: 0.5
+      points: [[1 GB/s, 100 ns], [8 GB/s, 120 ns], [14 GB/s, 200 ns]]""", 8, 16)
+    r = simulate(board, [f"0.{k}.w.0" for k in range(8)], size_bytes=2**21, baseline=False)
+    assert 13.5 < r.memory[0]["bandwidth_GBps"] <= 14.0 * 1.005
+
+
 def test_a_peak_carries_the_last_trend_on_and_raises_the_most_the_memory_serves():
     """Streams alone drew 30 GB/s, more than the loaded cases' 20: up to the peak the latency follows the
     last segment's trend (4 ns per GB/s), past it the steep rise; the server's rate is the peak."""
