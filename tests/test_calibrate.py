@@ -794,6 +794,11 @@ def test_threads_a_symmetry_interchanges_count_as_one_independent_measurement():
                            m("0.0.r.0 0.1.w.0", "0.0.r.0"), m("0.0.r.0 0.1.w.0", "0.1.w.0")),  # two
                           machine, ("x",))
     assert independent_count(data, quartet) == 4
+    # and a fit weighs each group as one: the twins half each, the identity (residual 0 always) as it is
+    from simnuma.calibrate.cases import twin_weights
+    weights = twin_weights(data, quartet)
+    assert weights == [1.0, 1.0, 0.5, 0.5, 1.0, 1.0]
+    assert sum(weights[1:]) == independent_count(data, quartet)
 
 
 def test_a_parameter_the_model_does_not_move_has_no_correlation():

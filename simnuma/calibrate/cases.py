@@ -93,6 +93,23 @@ def independent_count(data, topology: Topology) -> int:
     """How many of the measurements of ``data`` say something of their own: not an identity (the baseline's own
     time %), and of the threads of one case that a symmetry of the board interchanges (every core of a node
     streaming its memory), one: the model gives them one figure, so the others tell a fit nothing more."""
+    return len({key for key in _subjects(data, topology) if key is not None})
+
+
+def twin_weights(data, topology: Topology) -> list:
+    """Each measurement's weight in a fit: 1 / the size of its group of interchangeable threads
+    (:func:`independent_count`), so that a group weighs as one measurement (every core of a 64-core node
+    streaming its memory, 64 figures the model gives alike, as much as one single thread); identities 1."""
+    keys = _subjects(data, topology)
+    sizes: dict = {}
+    for key in keys:
+        sizes[key] = sizes.get(key, 0) + 1
+    return [1.0 if key is None else 1.0 / sizes[key] for key in keys]
+
+
+def _subjects(data, topology: Topology) -> list:
+    """Per measurement, what it says something of (its case, size, metric and node, link or group of
+    interchangeable threads); None for an identity."""
     from ..model.symmetry import exchangeable_groups
     from ..workload import parse_spec
 
@@ -105,12 +122,14 @@ def independent_count(data, topology: Topology) -> int:
             twin_of[case.name] = {foreground[i].label: min(g) for g in groups for i in g}
         return twin_of[case.name].get(thread, thread)   # a background thread has no twin
 
-    seen: set = set()
+    out: list = []
     for m in data:
-        if not _identity(m, topology):
+        if _identity(m, topology):
+            out.append(None)
+        else:
             subject = (m.node, m.link) if m.thread is None else twin(m.case, m.thread)
-            seen.add((m.case.name, m.size_bytes, m.metric, subject))
-    return len(seen)
+            out.append((m.case.name, m.size_bytes, m.metric, subject))
+    return out
 
 
 def predicted_value(m, results: dict, topology: Topology) -> float:

@@ -134,7 +134,7 @@ def calibrate(topology, data: MeasurementSet, fit=None, cases=None, processes: i
                            simulations=ev.simulations, evaluations=ev.evaluations, screened=search.screened,
                            fitted_windows=len(search.fits), wall_seconds=time.perf_counter() - started,
                            left_out=left_out, warnings=warnings, independent=ev.independent,
-                           free_parameters=len(params), seed=seed,
+                           free_parameters=len(params), seed=seed, weights=[float(w) for w in ev.scale ** 2],
                            correlation={"parameters": names, "matrix": matrix.tolist()})
 
 
@@ -256,7 +256,7 @@ def _hold_one(search: _Search, best: _Fit, priors: dict, by_name: dict, held: di
     u = inner.u_of(start_values)
     text = f"{worst} at {by_name[worst].format(value)} ({verdict.reason})"
     # moving the held ones to their values; the Jacobian says how far that moves the predictions
-    shift = best.jacobian @ (search.u_of(start_values) - best.u)
+    shift = best.jacobian @ (search.u_of(start_values) - best.u) / search.ev.scale   # (residuals are weighted)
     if float(np.max(np.abs(shift), initial=0.0)) < NOISE_FLOOR:
         # a small move: one linear step of the rest with the Jacobian they have, kept if it helps
         search.log(f"holding {text}; that moves no prediction by 1%: one linear step of the rest")

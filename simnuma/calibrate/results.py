@@ -156,6 +156,7 @@ class Calibration:
     independent: int = 0                           # measurements that are not identities
     free_parameters: int = 0                       # parameters the search moved (those that could matter)
     seed: int = 1                                  # of every simulation of the fit
+    weights: list = field(default_factory=list)    # each row's weight in the fit (cases.twin_weights; [] all 1)
 
     @property
     def fitted(self) -> list:
@@ -177,7 +178,11 @@ class Calibration:
 
     @property
     def mean_abs_residual_percent(self) -> float:
-        return float(np.mean([abs(r.residual_percent) for r in self.rows]))
+        """The mean |residual| over the measurements, a group of interchangeable threads counted once, as
+        the fit weighs it."""
+        residuals = np.array([abs(r.residual_percent) for r in self.rows])
+        weights = np.array(self.weights) if len(self.weights) == len(self.rows) else np.ones(len(self.rows))
+        return float(np.sum(weights * residuals) / np.sum(weights))
 
     def changes(self) -> dict:
         """``with_parameters`` changes of the parameters the calibrated board changes."""

@@ -12,7 +12,7 @@ from ..errors import CalibrationError, SimnumaError
 from ..measurements import MeasurementSet
 from ..topology import Topology
 from ..runner import Runner, board_hash
-from .cases import SimCase, figures, independent_count, predicted_value, sim_cases_for
+from .cases import SimCase, figures, independent_count, predicted_value, sim_cases_for, twin_weights
 from .parameters import (
     DIFF_STEP,
     FIT_DECIMALS,
@@ -52,6 +52,9 @@ class Evaluator:
         self.sims = sim_cases_for(topology, data)
         self.measured = np.array([m.value for m in data])
         self.independent = independent_count(data, topology)   # identities and symmetric twins counted out
+        # each residual scaled so that its squares weigh as twin_weights says: a group of interchangeable
+        # threads as one measurement, as ``independent`` counts it
+        self.scale = np.sqrt(np.array(twin_weights(data, topology)))
         self.evaluations = 0
         self.progress = progress
         self.count_cached = count_cached   # whether a result found in the cache counts as done too (a known total)
@@ -106,8 +109,9 @@ class Evaluator:
         return out
 
     def residuals_many(self, value_sets: list) -> list:
-        """Relative residuals ``(predicted - measured) / measured`` for each parameter set."""
-        res = [(p - self.measured) / self.measured for p in self.predictions_many(value_sets)]
+        """Relative residuals ``(predicted - measured) / measured`` for each parameter set, weighted
+        (:func:`~simnuma.calibrate.cases.twin_weights`)."""
+        res = [(p - self.measured) / self.measured * self.scale for p in self.predictions_many(value_sets)]
         for r in res:
             if not np.all(np.isfinite(r)):
                 raise CalibrationError("the model gave no finite prediction for some measurement"
@@ -273,8 +277,9 @@ class _Search:
         return fresh
 
     def precision(self, fit: _Fit) -> float:
-        """The cost of residuals as large as a steady-mode prediction's precision (1% each)."""
-        return NOISE_FLOOR ** 2 * len(fit.residuals)
+        """The cost of residuals as large as a steady-mode prediction's precision (1% each, a group of
+        interchangeable threads as one)."""
+        return NOISE_FLOOR ** 2 * float(np.sum(self.ev.scale ** 2))
 
     # -- integers
     def grid(self, ints: dict) -> list:
