@@ -10,7 +10,7 @@ from __future__ import annotations
 
 __all__ = ["text_table", "count", "short_case", "LONG_CASE"]
 
-LONG_CASE = 60   # characters: a case name longer than this is squeezed in tables (short_case)
+LONG_CASE = 120  # characters: a case name longer than this is squeezed in tables (short_case)
 
 
 def count(number: int, noun: str) -> str:
