@@ -659,6 +659,13 @@ def test_the_dram_queue_is_found_by_the_peak():
     values = {p.param.name: p.value for p in cal.parameters}
     assert values["memory.queue"] == 5 and values["core.window.r"] == 4
     assert values["memory.latency"] == pytest.approx(60.0, abs=2.0)
+    # the peak's two threads, which the board's symmetry interchanges, weigh as one measurement, in the fit
+    # and in its headline mean |residual|
+    pair = [r.measurement.case.name == "0.0.r.0 0.1.r.0" for r in cal.rows]
+    assert cal.weights == pytest.approx([0.5 if p else 1.0 for p in pair]) and sum(pair) == 2
+    residuals = [abs(r.residual_percent) for r in cal.rows]
+    assert cal.mean_abs_residual_percent == pytest.approx(
+        sum(w * r for w, r in zip(cal.weights, residuals)) / sum(cal.weights))
 
 
 def test_an_idle_chase_on_huge_pages_sets_the_start():

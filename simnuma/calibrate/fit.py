@@ -134,7 +134,7 @@ def calibrate(topology, data: MeasurementSet, fit=None, cases=None, processes: i
                            simulations=ev.simulations, evaluations=ev.evaluations, screened=search.screened,
                            fitted_windows=len(search.fits), wall_seconds=time.perf_counter() - started,
                            left_out=left_out, warnings=warnings, independent=ev.independent,
-                           free_parameters=len(params), seed=seed, weights=[float(w) for w in ev.scale ** 2],
+                           free_parameters=len(params), seed=seed, weights=list(ev.weights),
                            correlation={"parameters": names, "matrix": matrix.tolist()})
 
 

@@ -54,7 +54,8 @@ class Evaluator:
         self.independent = independent_count(data, topology)   # identities and symmetric twins counted out
         # each residual scaled so that its squares weigh as twin_weights says: a group of interchangeable
         # threads as one measurement, as ``independent`` counts it
-        self.scale = np.sqrt(np.array(twin_weights(data, topology)))
+        self.weights = twin_weights(data, topology)
+        self.scale = np.sqrt(np.array(self.weights))
         self.evaluations = 0
         self.progress = progress
         self.count_cached = count_cached   # whether a result found in the cache counts as done too (a known total)
