@@ -231,7 +231,7 @@ class Calibration:
         out.append(f"mean |residual| {self.mean_abs_residual_percent:.1f}%, worst {self.worst.residual_percent:+.1f}%"
                    f" ({shown(self.worst.measurement)})")
         out += [f"* {shown(r.measurement)}: {r.measurement.caveat}" for r in self.rows if r.measurement.caveat]
-        out += [f"left out: {m.key}: {why}" for m, why in self.left_out]
+        out += [f"left out: {shown(m)}: {why}" for m, why in self.left_out]
         out += [f"warning: {w}" for w in self.warnings]
         out.append("")
         rows = []

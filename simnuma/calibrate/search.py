@@ -280,7 +280,7 @@ class _Search:
     def precision(self, fit: _Fit) -> float:
         """The cost of residuals as large as a steady-mode prediction's precision (1% each, a group of
         interchangeable threads as one)."""
-        return NOISE_FLOOR ** 2 * float(np.sum(self.ev.scale ** 2))
+        return NOISE_FLOOR ** 2 * float(sum(self.ev.weights))
 
     # -- integers
     def grid(self, ints: dict) -> list:
