@@ -12,7 +12,11 @@ of two threads on two cores, both reading or both writing, each of its memory (5
 caches on new boards; against steady-mode simulation (64 MiB) of every 150th of those cases, whose CPU time per
 case stands for all of them (``--no-wirings`` leaves this part out).
 
-Run: ``.venv/bin/python benchmarks/analytic.py [--cache DIR] [--no-wirings] [STUDY ...]``.
+Then loaded cases on other boards (``LOADED``: the bundled boards and variants of them under background load in
+full subscription), each simulated (steady mode, 64 MiB, seed 1) and solved, with the difference and the mean of
+their sizes (``--no-loaded`` leaves this part out).
+
+Run: ``.venv/bin/python benchmarks/analytic.py [--cache DIR] [--no-wirings] [--no-loaded] [STUDY ...]``.
 """
 from __future__ import annotations
 
@@ -34,6 +38,25 @@ REQUIRED_SPEEDUP = 1000.0
 IDLE_TOLERANCE = 0.05   # the analytic model on an idle single-thread case (issue 19)
 REPEATS = 5
 WIRINGS_SAMPLE = 150    # every this many of the wirings' cases is simulated
+# loaded cases on boards the studies do not load so: (label, board, changes, case)
+LOADED = [
+    ("dual", "dual", {}, "0.0.t.1 + full@very-high"),
+    ("dual", "dual", {}, "0.0.r.1 + full@high"),
+    ("dual", "dual", {}, "0.0.w.1 1.0.w.0 + full@very-high"),
+    ("dual", "dual", {}, "0.0.w.0 0.1.w.1 + others@high"),
+    ("dual, links in parallel", "dual", {"links.0-1.count": 2, "defaults.ports": 3}, "0.0.t.1 + full@very-high"),
+    ("dual, links in parallel", "dual", {"links.0-1.count": 2, "defaults.ports": 3},
+     "0.0.w.1 1.0.w.0 + full@very-high"),
+    ("ladder8, probe filter", "ladder8", {"coherence": "probe_filter"}, "0.0.r.5 + full@very-high"),
+    ("ladder8, probe filter", "ladder8", {"coherence": "probe_filter"}, "0.0.w.7 + full@high"),
+    ("ladder8, probe filter", "ladder8", {"coherence": "probe_filter"}, "0.0.w.1 1.0.w.0 + full@very-high"),
+    ("ladder8", "ladder8", {}, "0.0.r.5 + full@high"),
+    ("ladder8", "ladder8", {}, "0.0.w.7 + others@high"),
+    ("x6440", "x6440", {}, "0.0.t.3 + full@high"),
+    ("x6440", "x6440", {}, "0.0.w.1 1.0.w.0 + full@very-high"),
+    ("quartet-full", "quartet-full", {}, "0.0.w.1 1.0.w.3 + full@very-high"),
+    ("quartet-full", "quartet-full", {}, "0.0.r.1 1.0.r.3 + full@high"),
+]
 
 
 def timed(solves: list, cold: bool) -> tuple:
@@ -58,6 +81,7 @@ def main(argv=None) -> int:
     ap.add_argument("studies", nargs="*", metavar="STUDY", help="studies (default: every bundled one)")
     ap.add_argument("--cache", default=".simnuma-cache", metavar="DIR", help="the result cache (default .simnuma-cache)")
     ap.add_argument("--no-wirings", action="store_true", help="leave out the four-socket wirings")
+    ap.add_argument("--no-loaded", action="store_true", help="leave out the loaded cases on other boards")
     args = ap.parse_args(argv)
     # the analytic solver is compiled with the model where it can be; the simulations' CPU seconds are from when
     # each case was simulated (the result cache keeps them)
@@ -109,9 +133,32 @@ def main(argv=None) -> int:
         print(f"{len(rows)} cases, {what}: simulations {sim_cpu:.1f} CPU s, analytic {spent:.3f} CPU s (median of"
               f" {REPEATS} passes; min {each[0]:.3f}, max {each[-1]:.3f}): {speedup:,.0f} times faster"
               f" (need >= {REQUIRED_SPEEDUP:,.0f})  {'PASS' if speedup >= REQUIRED_SPEEDUP else 'FAIL'}")
+    if not args.no_loaded:
+        loaded_boards()
     if not args.no_wirings:
         wirings_sweep()
     return 0
+
+
+def loaded_boards() -> None:
+    """Every case of ``LOADED``: simulated and solved, the difference, and the mean of its size."""
+    from simnuma import simulate
+    from simnuma.case import parse_case
+    from simnuma.topology import load_topology
+
+    print("loaded cases on other boards (steady mode, 64 MiB, seed 1): simulated ms, analytic ms, difference")
+    sizes = []
+    for label, name, changes, text in LOADED:
+        board = load_topology(name).with_parameters(changes) if changes else load_topology(name)
+        case = parse_case(text)
+        background = list(case.background_on(board))
+        simulated = simulate(board, list(case.threads), background, baseline=False).to_dict()["makespan_ns"]
+        solved = analyze(board, list(case.threads), background).makespan_ns
+        diff = solved / simulated - 1.0
+        sizes.append(abs(diff))
+        print(f"    {diff:+7.1%}  {simulated / 1e6:8.1f} {solved / 1e6:8.1f}  {label}: {text}")
+    print(f"loaded cases on other boards: {len(sizes)}, mean |difference| {sum(sizes) / len(sizes):.1%}, within 10%:"
+          f" {sum(d <= 0.10 for d in sizes)}, within 25%: {sum(d <= 0.25 for d in sizes)}")
 
 
 def wirings_sweep() -> None:

@@ -101,11 +101,11 @@ def test_an_overloaded_resource_makes_its_classes_wait_alike():
     """Two greedy classes, each one line in flight of 10 ns a cycle and 10 units of a resource a transaction: they
     would take two resources' worth; at an extra 10 ns each they take one.  A paced class (a line every 40 ns)
     beside one greedy class keeps its rate: the greedy one gives up its excess (an extra 10/3 ns)."""
-    from simnuma.analytic.solver import _common_wait
+    from simnuma.analytic.turns import common_wait
 
-    assert _common_wait([(10.0, 1, 10.0, 0.0), (10.0, 1, 10.0, 0.0)]) == pytest.approx(10.0)
-    assert _common_wait([(10.0, 1, 10.0, 40.0), (10.0, 1, 10.0, 0.0)]) == pytest.approx(10.0 / 3.0)
-    assert _common_wait([(0.01, 1, 10.0, 0.0)]) == 0.0   # not overloaded: no wait
+    assert common_wait([(10.0, 1, 10.0, 0.0), (10.0, 1, 10.0, 0.0)]) == pytest.approx(10.0)
+    assert common_wait([(10.0, 1, 10.0, 40.0), (10.0, 1, 10.0, 0.0)]) == pytest.approx(10.0 / 3.0)
+    assert common_wait([(0.01, 1, 10.0, 0.0)]) == 0.0   # not overloaded: no wait
 
 
 def test_paced_classes_alone_on_an_overloaded_resource_wait_past_their_slack():
@@ -114,10 +114,10 @@ def test_paced_classes_alone_on_an_overloaded_resource_wait_past_their_slack():
     where every class was at its pace, the first step had no slope to go by).  A paced class with a large share
     beside a greedy one with a small share: both give up from an extra 5 ns, the root is at 11 ns (the step from
     no wait, on the greedy class's slope alone, went to 43 ns)."""
-    from simnuma.analytic.solver import _common_wait
+    from simnuma.analytic.turns import common_wait
 
-    assert _common_wait([(50.0, 1, 10.0, 40.0)]) == pytest.approx(40.0)
-    assert _common_wait([(1.0, 1, 10.0, 0.0), (20.0, 1, 10.0, 15.0)]) == pytest.approx(11.0)
+    assert common_wait([(50.0, 1, 10.0, 40.0)]) == pytest.approx(40.0)
+    assert common_wait([(1.0, 1, 10.0, 0.0), (20.0, 1, 10.0, 15.0)]) == pytest.approx(11.0)
 
 
 @pytest.mark.parametrize("rate", ["0.6GB/s", "3GB/s"])
@@ -380,7 +380,7 @@ def test_run_analytic(capsys):
     assert "analytic (approximate MVA" in out and "0.0.w.1" in out and "busiest links: 0->1" in out
     assert "0.0.w.1  fg " in out and "saturated:" not in out
     assert main(["run", "dual", "0.0.t.1 + full@very-high", "--analytic"]) == 0
-    assert "saturated: the analytic model shares what waits there as one common wait" in capsys.readouterr().out
+    assert "saturated: the analytic model shares a full memory or probe lookup in turns" in capsys.readouterr().out
     # the text names what its numbers came from, as a simulation's does: the board's hash and the changes
     assert main(["run", "quartet", "0.0.r.1", "--analytic", "--set", "link_defaults.latency=20ns"]) == 0
     head = capsys.readouterr().out.splitlines()[:2]

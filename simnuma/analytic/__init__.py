@@ -139,9 +139,9 @@ def render_analysis(data: dict) -> str:
         lines.append(f"bottleneck: nothing saturates; the busiest is {b['resource']} at {100 * b['utilization']:.1f}%")
     loaded = any(t["role"] == "background" for t in data["threads"])
     if loaded and (b["limit"] in ("credits", "queue") or (b["limit"] == "busy" and b["utilization"] >= SATURATED)):
-        lines.append("saturated: the analytic model shares what waits there as one common wait; under such load its"
-                     " times have come out from a third to three times the simulation's (docs/analytic.md):"
-                     " simulate what you conclude from")
+        lines.append("saturated: the analytic model shares a full memory or probe lookup in turns and anything else as"
+                     " one queue served in order; under such load its times have come out from a quarter to one and a"
+                     " half times the simulation's (docs/analytic.md): simulate what you conclude from")
     lines.append(f"solved in {1e3 * data['solve_s']:.1f} ms; the analytic model has no blocking (buffer pools only"
                  " bound their rate) and averages the DRAM's banks and scheduling: docs/analytic.md says where it"
                  " parts from the simulation")

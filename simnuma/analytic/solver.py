@@ -13,7 +13,8 @@ waits behind other threads' packets on the link; a node's DRAM queue entry from 
 data leave (with ``memory.release: done``, until its longest branch ends and its source-done is back), a
 write-back's until its burst has ended.  The solution is found again in rounds, with the classes
 an overloaded resource holds back capped at what it lets through (``Network.solve``), so that the others see
-them at their slower rate.
+them at their slower rate: a full memory, DRAM queue or probe lookup shares itself in turns among the links and
+SRI that feed it (``turns.py``), any other resource as one queue served in order.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from typing import Final
 
 from .flows import Board, Holds, Transaction, branches_ns, compile_paths, cycle_ns, in_order_sum
 from .memory import MemoryStation, home_memories
+from .turns import common_wait, port_shares, ports
 
 __all__ = ["Network"]
 
@@ -39,7 +41,6 @@ CAPS_SETTLE: Final = 5e-3      # the caps have settled when none moves by more t
 #                                results move by under 0.3% against 1e-3)
 SATURATED: Final = 0.95
 MOST_POOLS: Final = 8     # the fullest buffer pools a result lists
-_INF: Final = float("inf")
 
 
 class Network:
@@ -49,6 +50,7 @@ class Network:
         self.topology, self.classes, self.cache = topology, classes, cache
         self.closed = closed   # home memories whose rows the idle timer closes between trains (memory.idle_closures)
         self.last: dict = {}   # the throughputs the last round ended with
+        self.ports: dict | None = None   # per memory, DRAM queue and probe lookup: what feeds each class (turns.py)
         self._setup(None)
 
     def _setup(self, shares: dict | None) -> None:
@@ -84,6 +86,10 @@ class Network:
                        for home, m in memories.items() if m.model == "curve" or m.episode_ns]
         self._limits(board)
         self._number()
+        # the memories that serve their queue's lines in order (not a curve's), by station; each class's
+        # write-backs per transaction
+        self.in_order = {board.nodes[home].memory: home for home, m in memories.items() if m.model != "curve"}
+        self.writes = {c.label: c.writes for c in classes}
 
     def _number(self) -> None:
         """The classes numbered in their order, as the inner loop (``_iterate``) reads them, kept until the stations
@@ -175,9 +181,11 @@ class Network:
 
     def _caps(self, throughput: dict[str, float], demands: dict[str, list[tuple[int, float]]], loads: dict[int, float],
               caps: dict[str, float], latencies: dict[str, float]) -> dict[str, float]:
-        """The next round's caps (``solve``).  An overloaded resource makes every class through it wait the same
-        extra time a transaction, as a queue served in turn would: the wait at which its classes, each at its
-        customers over its cycle and that wait (no faster than its pace), take exactly what it serves.  A held
+        """The next round's caps (``solve``).  A full memory, DRAM queue or probe lookup shares what it serves in
+        turns among what feeds it (``turns.py``: each link or SRI in proportion to its buffers, an SRI's threads
+        alike, a link's threads in order).  Any other overloaded resource makes every class through it wait the
+        same extra time a transaction, as a queue served in order would: the wait at which its classes, each at
+        its customers over its cycle and that wait (no faster than its pace), take exactly what it serves.  A held
         class whose resources all have room may rise as far as the fullest lets it."""
         over = [k for k, u in loads.items() if u > 1.0 + 1e-12]
         if not over and not caps:
@@ -199,11 +207,21 @@ class Network:
                 users = [(label, dem[k]) for label, dem in self.demand.items() if dem[k]]
             else:
                 users = pooled[k]
-            wait = _common_wait([(d, *rows[label]) for label, d in users])
+            if self.ports is None:
+                self.ports = ports(self.board, self.classes)
+            port_of = self.ports.get(k)
+            if port_of is not None and all(label in port_of for label, _d in users):
+                # a memory, DRAM queue or probe lookup: in turns among what feeds it (turns.py)
+                rates = port_shares(users, rows, port_of, self._behind_ns(k, users, throughput))
+            else:
+                wait = common_wait([(d, *rows[label]) for label, d in users])
+                rates = {}
+                for label, _d in users:
+                    customers, cycle, period = rows[label]
+                    spent = cycle + wait
+                    rates[label] = customers / (period if period > spent else spent)
             for label, _d in users:
-                customers, cycle, period = rows[label]
-                spent = cycle + wait
-                x = customers / (period if period > spent else spent)
+                x = rates[label]
                 s = x / throughput[label] if throughput[label] else 1.0
                 least = scale.get(label)
                 scale[label] = s if least is None or s < least else least
@@ -217,6 +235,16 @@ class Network:
                               + [loads[k] for k, _d in demands[label]])
                 out[label] = x / fullest if fullest > 0.0 else caps[label]
         return out
+
+    def _behind_ns(self, k: int, users: list[tuple[str, float]], throughput: dict[str, float]) -> float:
+        """What a line admitted to a full DRAM queue waits behind the others there, where station ``k`` is a
+        memory that serves them in order (turns.py): the queue's entries less one, at a line's mean time there."""
+        home = self.in_order.get(k)
+        if home is None:
+            return 0.0
+        lines = sum(throughput[label] * (1.0 + self.writes[label]) for label, _d in users)
+        busy = sum(throughput[label] * d for label, d in users)
+        return (self.board.nodes[home].memory_queue - 1) * busy / lines if lines else 0.0
 
     def _iterate(self, caps: dict, start) -> tuple:
         """Schweitzer's iteration with the classes in ``caps`` held at no more than their cap, from ``start`` (a
@@ -421,38 +449,6 @@ def _held(holds: Holds, pool_link: list[int], total: list[float], own: list[floa
         out.append((pool, holds.held_ns[j] + QUEUEING * behind))
         start = end
     return out
-
-
-def _common_wait(users: list[tuple[float, float, float, float]]) -> float:
-    """The extra wait a transaction (ns) at which ``users`` (``[(share of the resource a transaction, customers,
-    cycle ns, pace ns)]``) take exactly all of a resource: each at ``customers / max(cycle + wait, pace)``.  What
-    they take falls as the wait grows: not at all for a class at its pace until the wait has eaten its slack, then
-    convex.  Newton's steps from no wait, each stopped where the next paced class starts to give up (from there its
-    share falls too, faster than the step assumed), approach the root from below; where every class is at its
-    pace, the wait goes straight to the first slack."""
-    wait = 0.0
-    for _ in range(100):
-        taken = slope = 0.0
-        slack = _INF   # the wait at which the next class still at its pace starts to give up
-        for d, customers, cycle, period in users:
-            spent = cycle + wait
-            if spent >= period * (1.0 - 1e-12):
-                taken += d * customers / spent
-                slope += d * customers / (spent * spent)
-            else:
-                taken += d * customers / period   # at its pace: the wait takes nothing from it yet
-                if period - cycle < slack:
-                    slack = period - cycle
-        if taken <= 1.0 + 1e-9:
-            break
-        if slope > 0.0:
-            step = wait + (taken - 1.0) / slope
-            wait = step if step < slack else slack
-        elif slack < _INF:
-            wait = slack
-        else:
-            break   # nothing through it can give up anything
-    return wait
 
 
 def _columns(rows: list[list[float]], used: list[int], total: list[float], base: list[float]) -> None:

@@ -30,7 +30,7 @@ __all__ = ["COMPILED", "source_digest", "source_path", "status", "install_source
 # reads of the model), named from the package's top, in the order they are digested
 COMPILED = ("model.events", "model.credit", "model.packet", "model.link", "model.xbar", "model.sri", "model.mct",
             "model.dram", "model.banks", "model.coherence", "model.core", "model.pages", "model.stats", "model.ledger",
-            "model.curve", "analytic.flows", "analytic.memory", "analytic.solver")
+            "model.curve", "analytic.flows", "analytic.memory", "analytic.turns", "analytic.solver")
 HERE = Path(__file__).resolve().parent
 PACKAGE = HERE.parent   # simnuma/
 PURE_VARIABLE = "SIMNUMA_PURE"
