@@ -142,6 +142,9 @@ def cmd_host(args) -> int:
     elif args.memory_source is not None:
         raise BenchError("--memory-source says where --memory-bandwidth comes from; give --memory-bandwidth too")
     host = discover_host(args.sysfs)
+    if host.distance_problem:
+        print(f"warning: {host.distance_problem}: the board assumes the nodes wired in a chain (its links comment"
+              " says so); give the links yourself (docs/topology.md)", file=sys.stderr)
     suite = read_suite(args.suite) if args.suite else None
     curves, source = (_suite_curves(args.suite, suite, host) if suite is not None else ([], ""))
     if curves and bandwidth is not None:

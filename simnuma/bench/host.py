@@ -121,6 +121,7 @@ class Host:
     hmat: tuple = ()                    # HmatEntry per memory node whose HMAT access class 0 sysfs exposes
     allowed_cpus: frozenset | None = None   # CPUs this process may run on (None: not known, not checked)
     allowed_mems: frozenset | None = None   # memory nodes its cpuset allows (None: not known, not checked)
+    distance_problem: str = ""          # why the distances could not be read, where a node's file is wrong
 
     @property
     def node_ids(self) -> tuple:
@@ -223,18 +224,22 @@ def _read_node(root: Path, node_id: int) -> HostNode:
                     f"MemFree in {folder / 'meminfo'}")
 
 
-def _read_distances(root: Path, ids: list) -> tuple | None:
+def _read_distances(root: Path, ids: list) -> tuple[tuple | None, str]:
+    """``(rows, "")``, or ``(None, what is wrong)`` where a node's distance file is missing or malformed."""
     rows = []
     for node_id in ids:
-        text = _read(root / f"devices/system/node/node{node_id}/distance")
+        path = root / f"devices/system/node/node{node_id}/distance"
+        text = _read(path)
+        if text is None:
+            return None, f"{path}: missing or unreadable"
         try:
-            row = tuple(int(x) for x in text.split()) if text is not None else ()
+            row = tuple(int(x) for x in text.split())
         except ValueError:
-            return None
+            return None, f"{path}: expected integers, got {text.strip()!r}"
         if len(row) != len(ids):
-            return None
+            return None, f"{path}: expected {len(ids)} distances (one per node), got {len(row)}"
         rows.append(row)
-    return tuple(rows)
+    return tuple(rows), ""
 
 
 def _read_hmat(root: Path, ids: list) -> tuple:
@@ -288,8 +293,8 @@ def _read_caches(root: Path, cpu: int) -> tuple:
     for index in range(32):
         folder = root / f"devices/system/cpu/cpu{cpu}/cache/index{index}"
         level, size = _read(folder / "level"), _read(folder / "size")
-        if level is None or size is None:
-            continue
+        if level is None or size is None or not level.strip().isdigit():
+            continue   # a cache sysfs does not describe whole (or a tree not as the kernel writes it)
         caches.append(Cache(int(level), _read(folder / "type") or "Unknown", _parse_cache_size(size)))
     return tuple(caches)
 
@@ -350,10 +355,10 @@ def discover_host(sysfs_root="/sys") -> Host:
     ids = _node_ids(root)
     if ids:
         nodes = [_read_node(root, i) for i in ids]
-        distances = _read_distances(root, ids)
+        distances, distance_problem = _read_distances(root, ids)
         hmat = _read_hmat(root, ids)
     else:
-        nodes, distances, hmat = [_single_node(root)], None, ()
+        nodes, distances, hmat, distance_problem = [_single_node(root)], None, (), ""
     if len(nodes) == 1 and str(sysfs_root) == "/sys":
         nodes = [_merge_proc_meminfo(nodes[0])]
     first_cpu = next((n.cpus[0] for n in nodes if n.cpus), 0)
@@ -369,6 +374,7 @@ def discover_host(sysfs_root="/sys") -> Host:
         sysfs_root=str(sysfs_root),
         nodes=tuple(nodes),
         distances=distances,
+        distance_problem=distance_problem,
         caches=caches,
         llc_bytes=_llc_bytes(caches),
         transparent_hugepage=_thp_mode(root),

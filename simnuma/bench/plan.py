@@ -146,6 +146,11 @@ class SuitePlan:
         if barred:
             return (f"{count(len(barred), 'CPU')} it runs on ({format_cpulist(barred)}) not allowed to this process"
                     " (a cpuset or CPU affinity restricts it)")
+        mems = self.host.allowed_mems
+        outside = sorted(n for n in arrays_by_node(case) if mems is not None and n not in mems)
+        if outside:
+            return (f"its arrays go on node(s) {format_cpulist(outside)}, outside the memory nodes this process may"
+                    f" use (Mems_allowed: {format_cpulist(mems)}; a cpuset restricts it)")
         if self.size_bytes is None:
             return ""
         arrays = arrays_by_node(case)
@@ -204,7 +209,8 @@ def second_core(host: Host, node) -> int:
     a hardware thread of core 0's core (where sysfs says; SMT siblings are numbered next to each other on some
     machines), else 1."""
     siblings = set(host.siblings(node.cpus[0]))
-    return next((c for c in range(1, len(node.cpus)) if node.cpus[c] not in siblings), 1)
+    free = [c for c in range(1, len(node.cpus)) if node.cpus[c] not in siblings]
+    return next((c for c in free if host.may_use(node.cpus[c])), free[0] if free else 1)
 
 
 def _same_node_pairs(plan: SuitePlan, a, b) -> None:
@@ -224,8 +230,9 @@ def _same_node_pairs(plan: SuitePlan, a, b) -> None:
 
 def _crossfire_pairs(host: Host, plan: SuitePlan, a, b) -> None:
     others = [n for n in host.nodes if n.has_memory and n.id not in (a.id, b.id)]
+    # as far from b as a is, so that only the distance from a changes; none such: b's own memory (on two nodes)
     by_distance = [n for n in others if host.distance(b.id, n.id) == host.distance(b.id, a.id)]
-    third = _nearest(host, b, by_distance or others) or b
+    third = _nearest(host, b, by_distance) or b
     for op in ("w", "r"):
         plan.add(planned("crossfire", (f"{a.id}.0.{op}.{b.id}", f"{b.id}.0.{op}.{a.id}"),
                       purpose="two threads using each other's memory over the same link"))
@@ -234,15 +241,15 @@ def _crossfire_pairs(host: Host, plan: SuitePlan, a, b) -> None:
 
 
 def _background_cpus(host: Host, home, taken: set) -> list:
-    """Free (node, core) slots, other nodes first (round robin), then the home node."""
-    queues = [[(n, c) for c in range(len(n.cpus)) if (n.id, c) not in taken]
+    """Free (node, core) slots this process may use, other nodes first (round robin), then the home node."""
+    queues = [[(n, c) for c in range(len(n.cpus)) if (n.id, c) not in taken and host.may_use(n.cpus[c])]
               for n in host.nodes if n.cpus and n.id != home.id]
     slots = []
     while any(queues):
         for queue in queues:
             if queue:
                 slots.append(queue.pop(0))
-    slots += [(home, c) for c in range(len(home.cpus)) if (home.id, c) not in taken]
+    slots += [(home, c) for c in range(len(home.cpus)) if (home.id, c) not in taken and host.may_use(home.cpus[c])]
     return slots
 
 
@@ -309,13 +316,23 @@ def _rate_label(rate_GBps: float) -> str:
 def _stream_cores(plan: SuitePlan, home) -> list:
     """Cores of the home node for streams beside the chase on core 0: all others but core 0's hardware threads."""
     siblings = set(plan.host.siblings(home.cpus[0]))
-    cores = [c for c in range(1, len(home.cpus)) if home.cpus[c] not in siblings]
+    cores = [c for c in range(1, len(home.cpus)) if home.cpus[c] not in siblings and plan.host.may_use(home.cpus[c])]
     left_out = [f"core {c} (CPU {home.cpus[c]})" for c in range(1, len(home.cpus)) if home.cpus[c] in siblings]
     if left_out:
         plan.notes.append(f"no stream beside the chase on node {home.id} runs on {', '.join(left_out)}: a hardware"
                           f" thread of the chase's core (CPU {home.cpus[0]}), which would measure the sharing of the"
                           " core rather than the load on the memory")
+    _note_barred(plan, home, "the streams beside the chase")
     return cores
+
+
+def _note_barred(plan: SuitePlan, home, what: str) -> None:
+    """Say once per use which CPUs of the home node this process may not use, and so are left out of ``what``."""
+    barred = [cpu for cpu in home.cpus if not plan.host.may_use(cpu)]
+    if barred:
+        plan.notes.append(f"{what} leave out CPU(s) {format_cpulist(barred)} of node {home.id}: not allowed to this"
+                          " process (a cpuset or CPU affinity restricts it), so the most loaded points are those of"
+                          " the CPUs it may use")
 
 
 def _loaded_latency(plan: SuitePlan, home, stream_GBps: dict | None) -> None:
@@ -350,10 +367,12 @@ def _loaded_latency(plan: SuitePlan, home, stream_GBps: dict | None) -> None:
 def _peak(plan: SuitePlan, home) -> None:
     """Every CPU of the home node streaming its local memory in the foreground."""
     x = home.id
+    cores = [c for c in range(len(home.cpus)) if plan.host.may_use(home.cpus[c])]
+    _note_barred(plan, home, "the peak cases")
     for op in ("r", "w", "t"):
-        threads = tuple(f"{x}.{c}.{op}.{x}" for c in range(len(home.cpus)))
-        plan.add(planned("peak", threads, purpose=f"every CPU of node {x} streaming ({op}) local memory: the peak"),
-                 group="peak")
+        threads = tuple(f"{x}.{c}.{op}.{x}" for c in cores)
+        plan.add(planned("peak", threads, purpose=f"every CPU of node {x} this process may use streaming ({op})"
+                                                  " local memory: the peak"), group="peak")
 
 
 def suite_plan(host: Host, stream_GBps: dict | None = None, size_bytes: int | None = None) -> SuitePlan:

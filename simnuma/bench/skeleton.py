@@ -108,15 +108,17 @@ def _connect_components(graph: nx.Graph, pairs: dict, notes: list) -> None:
                          + "); the distances do not say how many links the machine has between them")
 
 
-def infer_links(ids, rows) -> LinkInference:
-    """Direct links between nodes ``ids`` given their distance matrix ``rows``."""
+def infer_links(ids, rows, problem: str = "") -> LinkInference:
+    """Direct links between nodes ``ids`` given their distance matrix ``rows`` (None where sysfs has none, or
+    ``problem`` says what is wrong with it)."""
     ids = list(ids)
     if len(ids) < 2:
         return LinkInference([], [])
     if rows is None:
         graph = nx.path_graph(ids)
+        why = f"the distance matrix could not be read ({problem})" if problem else "no distance matrix in sysfs"
         return LinkInference(sorted(tuple(sorted(e)) for e in graph.edges),
-                             ["no distance matrix in sysfs; the nodes are assumed wired in a chain"])
+                             [f"{why}; the nodes are assumed wired in a chain, in the order of their ids"])
     pairs, notes = _symmetric_distances(ids, rows)
     nearest = min(pairs.values())
     graph = nx.Graph()
@@ -369,15 +371,28 @@ def _node_lines(host: Host, default_cores: int) -> list:
     return lines
 
 
-def _link_lines(inference: LinkInference) -> list:
+def _link_lines(inference: LinkInference, host: Host) -> list:
+    """The ``links:`` lines, each with the firmware's distance between its nodes where sysfs gives one; where
+    the links join pairs at different distances (sub-NUMA clusters of one socket and the sockets apart, a CXL
+    memory), a note says that they share ``link_defaults`` until given their own."""
     lines = []
     if not inference.links:
         lines.append("links: []                 # one node: no links")
         return lines
     for note in inference.notes:
         lines.append(f"# links: {note}")
-    lines.append("links:                      # inferred from the distance matrix")
-    lines.extend(f"  - {{a: {a}, b: {b}}}" for a, b in inference.links)
+    distances = {(a, b): host.distance(a, b) for a, b in inference.links}
+    classes = sorted({d for d in distances.values() if d is not None})
+    if len(classes) > 1:
+        lines.append(f"# links: they join nodes at {len(classes)} distances ({', '.join(map(str, classes))}), a"
+                     " sign of links of different kinds (within a socket and between sockets, or to a CXL memory);"
+                     " all take link_defaults' latency and bandwidth, which calibrate fits as one: give each kind"
+                     " its own latency and bandwidth where you know them (docs/topology.md, links)")
+    lines.append("links:                      # " + ("inferred from the distance matrix" if host.distances is not None
+                                                  else "assumed: a chain (see above)"))
+    for a, b in inference.links:
+        d = distances[(a, b)]
+        lines.append(f"  - {{a: {a}, b: {b}}}" + (f"   # distance {d}" if d is not None else ""))
     return lines
 
 
@@ -394,7 +409,7 @@ def host_topology_yaml(host: Host, name: str | None = None, memory_bandwidth_GBp
     instead (``model: curve``; no peak bandwidth nor efficiency), and
     ``curves_source`` says where they were measured.
     """
-    inference = infer_links(host.node_ids, host.distances)
+    inference = infer_links(host.node_ids, host.distances, host.distance_problem)
     degree: Counter[int] = Counter()   # node id -> links
     for a, b in inference.links:
         degree[a] += 1
@@ -412,7 +427,7 @@ def host_topology_yaml(host: Host, name: str | None = None, memory_bandwidth_GBp
         memory_lines = _fifo_memory_lines(memory_bandwidth_GBps, memory_source)
     lines += _defaults(default_cores, ports, memory_lines)
     lines += _node_lines(host, default_cores)
-    lines += _link_lines(inference)
+    lines += _link_lines(inference, host)
     lines.append("io:                         # assumption: one I/O port per node")
     lines.extend(f"  - {{node: {n.id}}}" for n in host.nodes)
     lines.append("routing: shortest")

@@ -184,10 +184,10 @@ static void sb_json_positive(strbuf *sb, double value)
 }
 
 /* "3.1 GiB" style, for messages. */
-static const char *format_bytes(long long bytes, char *out, size_t size)
+static const char *format_bytes(double bytes, char *out, size_t size)
 {
     static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-    double value = (double)bytes;
+    double value = bytes;
     int unit = 0;
     while (value >= 1024.0 && unit < 5) {
         value /= 1024.0;
@@ -1031,13 +1031,14 @@ static void check_free_memory(const host_info *host, const thread_spec *specs, i
 {
     for (int n = 0; n < host->nnodes; n++) {
         const node_info *node = &host->nodes[n];
-        long long need = 0;
+        /* in double: a size near the limit of long long times three arrays per thread would overflow */
+        double need = 0.0;
         for (int i = 0; i < count; i++)
             if (specs[i].mem_node == node->id)
-                need += array_bytes * specs[i].arrays;
-        if (need == 0 || node->memory_free_bytes < 0)
+                need += (double)array_bytes * specs[i].arrays;
+        if (need == 0.0 || node->memory_free_bytes < 0)
             continue;
-        if (need > node->memory_free_bytes) {
+        if (need > (double)node->memory_free_bytes) {
             char need_text[32], free_text[32];
             die_user("arrays on node %d need %s but node %d has %s free (%s)", node->id,
                      format_bytes(need, need_text, sizeof need_text), node->id,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from ..errors import BenchError
+from ..errors import BenchError, SpecError
 from ..fileio import progress, write_json
 from .cpulists import format_cpulist
 from .estimate import Probe, estimate_text, probe_host, suite_seconds
@@ -119,10 +119,11 @@ def load_average() -> list | None:
 
 
 def _run_round(case: PlannedCase, host: Host, size_bytes, reps: int, pages: str) -> dict:
-    """One round of ``case``: its report, or ``{"error": ...}``."""
+    """One round of ``case``: its report, or ``{"error": ...}`` (what the benchmark refused, or what this host
+    does not allow the case: the suite goes on, and keeps what it measured)."""
     try:
         return run_bench(case.threads, case.background, size_bytes=size_bytes, reps=reps, host=host, pages=pages)
-    except BenchError as exc:
+    except (BenchError, SpecError) as exc:
         return {"error": str(exc)}
 
 

@@ -116,3 +116,34 @@ def test_a_folder_that_is_not_sysfs_is_refused(tmp_path):
         discover_host(tmp_path / "nonexistent")
     with pytest.raises(BenchError, match="not a sysfs tree"):
         discover_host(tmp_path)
+
+
+@pytest.mark.parametrize("text, problem", [(None, "missing or unreadable"), ("21 ten", "expected integers, got '21 ten'"),
+                                          ("21", "expected 2 distances (one per node), got 1")])
+def test_a_wrong_distance_file_is_named_and_the_board_says_it_assumed_the_links(tmp_path, capsys, text, problem):
+    root = tmp_path / "sys"
+    shutil.copytree(sysfs("two_node"), root)
+    path = root / "devices/system/node/node1/distance"
+    if text is None:
+        path.unlink()
+    else:
+        path.write_text(text + "\n")
+    host = discover_host(root)
+    assert host.distances is None and host.distance_problem == f"{path}: {problem}"
+    from simnuma.cli import main
+
+    assert main(["bench", "host", "--sysfs", str(root)]) == 0
+    out, err = capsys.readouterr()
+    assert err.startswith(f"warning: {path}: {problem}: the board assumes the nodes wired in a chain")
+    assert f"# links: the distance matrix could not be read ({path}: {problem})" in out
+    assert "links:                      # assumed: a chain (see above)" in out
+
+
+def test_a_cache_level_that_is_not_a_number_is_left_out(tmp_path):
+    root = tmp_path / "sys"
+    shutil.copytree(sysfs("two_node"), root)
+    levels = sorted(root.glob("devices/system/cpu/cpu0/cache/index*/level"))
+    assert levels
+    levels[-1].write_text("x\n")
+    host = discover_host(root)   # no ValueError: that cache is not described whole
+    assert len(host.caches) == len(levels) - 1

@@ -179,3 +179,46 @@ def test_a_suite_whose_first_core_is_not_allowed_is_refused_at_once(tmp_path):
                                          r" may not use \(allowed CPUs: 1;"):
         run_suite(tmp_path / "out", host=host, size_bytes=1 << 20)
     assert not (tmp_path / "out").exists()
+
+
+def _host(nodes, rows, **kw) -> Host:
+    """A host of ``nodes`` ((id, cpus, memory)) with distance ``rows``."""
+    return Host("/fixture", tuple(HostNode(i, tuple(cpus), mem and 64 << 30, mem and 60 << 30) for i, cpus, mem in nodes),
+                rows, (), 0, None, None, "test CPU", "Linux 6", True, **kw)
+
+
+def test_no_crossfire_keeps_the_distance_or_stays_home():
+    """Two sockets with a CXL memory behind socket 0 (distances 21 across, 14 and 24 to the memory): no node is
+    as far from socket 1 as socket 0 is, so the no-crossfire pair's second thread uses its own memory (as on two
+    nodes), not the CXL memory, whose way from socket 1 crosses the same link as the crossfire pair's."""
+    host = _host([(0, range(0, 4), True), (1, range(4, 8), True), (2, (), True)],
+                 ((10, 21, 14), (21, 10, 24), (14, 24, 10)))
+    cases = names(suite_cases(host, SINGLE_GBps)[0])
+    assert {"0.0.w.1 1.0.w.0", "0.0.w.1 1.0.w.1"} <= cases
+    assert "0.0.w.1 1.0.w.2" not in cases
+
+
+def test_the_suite_plans_only_on_cpus_this_process_may_use():
+    """One CPU of the home node withheld (CPU 3) and node 1's CPUs not allowed: the background readers, the
+    streams beside the chase and the peak use only the allowed CPUs, none of them is skipped for want of a CPU
+    (node 1's own cases are), and the notes say what was left out."""
+    host = _host([(0, range(0, 8), True), (1, range(8, 16), True)], ((10, 21), (21, 10)),
+                 allowed_cpus=frozenset({0, 1, 2, 4, 5, 6, 7}))
+    plan = suite_plan(host, SINGLE_GBps, size_bytes=1 << 20)
+    used = {host.node(s.node).cpus[s.core] for c in plan.cases for s in map(parse_spec, c.threads + c.background)}
+    assert used <= host.allowed_cpus
+    assert not [s for s in plan.skipped if "not allowed" in s["reason"] and s["kind"] in ("loaded", "peak",
+                                                                                       "loaded-latency")]
+    assert [c for c in plan.cases if c.kind == "loaded"] and [c for c in plan.cases if c.kind == "peak"]
+    peak = next(c for c in plan.cases if c.kind == "peak")
+    assert len(peak.threads) == 7
+    assert any("CPU(s) 3 of node 0" in note for note in plan.notes)
+
+
+def test_arrays_outside_the_allowed_memory_nodes_are_skipped_with_the_reason():
+    host = _host([(0, range(0, 4), True), (1, range(4, 8), True)], ((10, 21), (21, 10)),
+                 allowed_mems=frozenset({0}))
+    plan = suite_plan(host, SINGLE_GBps, size_bytes=1 << 20)
+    assert plan.cases and all(parse_spec(s).mem_node == 0 for c in plan.cases for s in c.threads + c.background)
+    skipped = [s for s in plan.skipped if "Mems_allowed: 0" in s["reason"]]
+    assert skipped and all("outside the memory nodes this process may use" in s["reason"] for s in skipped)
