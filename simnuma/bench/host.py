@@ -5,8 +5,9 @@ Everything comes from files, so a fixture tree can stand in for ``/sys``:
 - nodes: the ``nodeN`` directories of ``ROOT/devices/system/node`` (none: one
   node 0 holding the CPUs of ``ROOT/devices/system/cpu/online``);
 - CPUs of a node: ``nodeN/cpulist``; core C of node N is the C-th CPU listed;
-- memory: ``MemTotal`` and ``MemFree`` of ``nodeN/meminfo`` (on a one-node
-  host read from the real ``/sys``, the larger of that and ``/proc/meminfo``);
+- memory: ``MemTotal`` of ``nodeN/meminfo``, and what a node can give an array: its ``MemFree`` and the
+  caches the kernel reclaims first, ``Inactive(file)`` and ``KReclaimable`` (on a one-node host read from
+  the real ``/sys``, the larger of that and the same of ``/proc/meminfo``);
 - distances: ``nodeN/distance`` (the firmware's SLIT, 10 = local);
 - the firmware's HMAT, where the kernel exposes it: ``nodeN/access0/initiators/{read,write}_{latency,
   bandwidth}`` (ns and MB/s from the nearest initiators, the ``nodeX`` links beside them);
@@ -199,8 +200,25 @@ def _read(path: Path) -> str | None:
 def _meminfo_bytes(text: str | None, key: str) -> int | None:
     if text is None:
         return None
-    m = re.search(rf"{key}:\s*(\d+)\s*kB", text)
+    m = re.search(rf"{re.escape(key)}:\s*(\d+)\s*kB", text)
     return int(m.group(1)) * 1024 if m else None
+
+
+RECLAIMABLE = ("Inactive(file)", "KReclaimable")   # what the kernel reclaims first for a bound allocation
+
+
+def _available(text: str | None, where: str) -> tuple[int | None, str]:
+    """``(bytes, source)``: a meminfo's free memory and the page cache and kernel caches the kernel reclaims
+    first (``RECLAIMABLE``) where it has them, as binding an array to the node reclaims them before it fails;
+    ``source`` says which were counted, and where (as the benchmark's own message does)."""
+    free = _meminfo_bytes(text, "MemFree")
+    counted = ["MemFree"]
+    for key in RECLAIMABLE:
+        more = _meminfo_bytes(text, key)
+        if free is not None and more:
+            free += more
+            counted.append(key)
+    return free, f"{' + '.join(counted)} in {where}"
 
 
 def _node_ids(root: Path) -> list:
@@ -220,8 +238,7 @@ def _read_node(root: Path, node_id: int) -> HostNode:
     except ValueError:
         raise BenchError(f"malformed cpulist in {folder / 'cpulist'}: {text!r}") from None
     meminfo = _read(folder / "meminfo")
-    return HostNode(node_id, cpus, _meminfo_bytes(meminfo, "MemTotal"), _meminfo_bytes(meminfo, "MemFree"),
-                    f"MemFree in {folder / 'meminfo'}")
+    return HostNode(node_id, cpus, _meminfo_bytes(meminfo, "MemTotal"), *_available(meminfo, str(folder / "meminfo")))
 
 
 def _read_distances(root: Path, ids: list) -> tuple[tuple | None, str]:
@@ -273,11 +290,12 @@ def _single_node(root: Path) -> HostNode:
 def _merge_proc_meminfo(node: HostNode) -> HostNode:
     """One node on the real /sys: its memory is the machine's (see the module docstring)."""
     text = _read(Path("/proc/meminfo"))
-    total, free = _meminfo_bytes(text, "MemTotal"), _meminfo_bytes(text, "MemFree")
+    total = _meminfo_bytes(text, "MemTotal")
+    free, proc_source = _available(text, "/proc/meminfo")
     memory_total = max(x for x in (node.memory_total_bytes, total, -1) if x is not None)
     memory_free, source = node.memory_free_bytes, node.free_source
     if free is not None and (memory_free is None or free > memory_free):
-        memory_free, source = free, "MemFree in /proc/meminfo"
+        memory_free, source = free, proc_source
     return HostNode(node.id, node.cpus, memory_total if memory_total >= 0 else None, memory_free, source)
 
 

@@ -403,6 +403,28 @@ static long long meminfo_bytes(const char *text, const char *key)
     return kilobytes * 1024LL;
 }
 
+/*
+ * What a node can give an array: its free memory and the page cache and kernel caches the kernel
+ * reclaims first (Inactive(file), KReclaimable) where the meminfo has them, as binding to the node
+ * reclaims them before it fails; `source` says which were counted, and where.
+ */
+static long long available_bytes(const char *meminfo, const char *where, char *source, size_t size)
+{
+    long long bytes = meminfo_bytes(meminfo, "MemFree:");
+    int n = snprintf(source, size, "MemFree");
+    static const char *reclaimable[] = {"Inactive(file):", "KReclaimable:"};
+    for (int i = 0; i < 2 && bytes >= 0; i++) {
+        long long more = meminfo_bytes(meminfo, reclaimable[i]);
+        if (more > 0) {
+            bytes += more;
+            n += snprintf(source + n, size > (size_t)n ? size - (size_t)n : 0, " + %.*s",
+                          (int)strlen(reclaimable[i]) - 1, reclaimable[i]);
+        }
+    }
+    snprintf(source + n, size > (size_t)n ? size - (size_t)n : 0, " in %s", where);
+    return bytes;
+}
+
 /* ------------------------------------------------------------ host discovery */
 
 typedef struct {
@@ -543,8 +565,7 @@ static void read_node(const char *root, node_info *node)
     snprintf(path, sizeof path, "%s/devices/system/node/node%d/meminfo", root, node->id);
     char *meminfo = read_whole(path);
     node->memory_total_bytes = meminfo_bytes(meminfo, "MemTotal:");
-    node->memory_free_bytes = meminfo_bytes(meminfo, "MemFree:");
-    snprintf(node->free_source, sizeof node->free_source, "MemFree in %s", path);
+    node->memory_free_bytes = available_bytes(meminfo, path, node->free_source, sizeof node->free_source);
     free(meminfo);
 }
 
@@ -611,14 +632,15 @@ static void merge_proc_meminfo(host_info *host)
         return;
     char *meminfo = read_whole("/proc/meminfo");
     long long total = meminfo_bytes(meminfo, "MemTotal:");
-    long long free_bytes = meminfo_bytes(meminfo, "MemFree:");
+    char source[sizeof host->nodes[0].free_source];
+    long long free_bytes = available_bytes(meminfo, "/proc/meminfo", source, sizeof source);
     free(meminfo);
     node_info *node = &host->nodes[0];
     if (total > node->memory_total_bytes)
         node->memory_total_bytes = total;
     if (free_bytes > node->memory_free_bytes) {
         node->memory_free_bytes = free_bytes;
-        snprintf(node->free_source, sizeof node->free_source, "MemFree in /proc/meminfo");
+        snprintf(node->free_source, sizeof node->free_source, "%s", source);
     }
 }
 

@@ -5,7 +5,7 @@ import os
 import shutil
 
 import pytest
-from benchutil import FIXTURE_NAMES, stride_json, sysfs
+from benchutil import FIXTURE_NAMES, run_stride, stride_json, sysfs
 
 from simnuma.bench.host import Cache, default_size_bytes, discover_host, parse_cpulist
 
@@ -147,3 +147,20 @@ def test_a_cache_level_that_is_not_a_number_is_left_out(tmp_path):
     levels[-1].write_text("x\n")
     host = discover_host(root)   # no ValueError: that cache is not described whole
     assert len(host.caches) == len(levels) - 1
+
+
+def test_a_node_s_file_cache_counts_as_memory_it_can_give(tmp_path, stride):
+    """A node whose memory is mostly page cache after large I/O: MemFree 1 GB, Inactive(file) 5 GB and
+    KReclaimable 2 GB: 8 GB available, in Python and in the benchmark alike, and the source says so."""
+    root = tmp_path / "sys"
+    shutil.copytree(sysfs("two_node"), root)
+    meminfo = root / "devices/system/node/node1/meminfo"
+    meminfo.write_text("Node 1 MemTotal: 64000000 kB\nNode 1 MemFree: 1000000 kB\nNode 1 Active(file): 9000000 kB\n"
+                       "Node 1 Inactive(file): 5000000 kB\nNode 1 KReclaimable: 2000000 kB\n")
+    node = discover_host(root).node(1)
+    assert node.memory_free_bytes == 8000000 * 1024
+    assert node.free_source == f"MemFree + Inactive(file) + KReclaimable in {meminfo}"
+    done = run_stride(stride, "--sysfs", str(root), "--resolve", "--size", "9GB", "0.0.r.1")
+    assert done.returncode == 2
+    assert f"node 1 has 7.6 GiB free (MemFree + Inactive(file) + KReclaimable in {meminfo})" in done.stderr
+    assert run_stride(stride, "--sysfs", str(root), "--resolve", "--size", "7GB", "0.0.r.1").returncode == 0
