@@ -42,6 +42,7 @@ from ..errors import BenchError, SpecError
 from ..tables import count
 from ..workload import OPS, ThreadSpec, parse_spec
 from .cpulists import allowed_cpus, allowed_mems, format_cpulist, parse_cpulist
+from .meminfo import available, meminfo_bytes
 
 __all__ = [
     "HostNode",
@@ -197,30 +198,6 @@ def _read(path: Path) -> str | None:
         return None
 
 
-def _meminfo_bytes(text: str | None, key: str) -> int | None:
-    if text is None:
-        return None
-    m = re.search(rf"{re.escape(key)}:\s*(\d+)\s*kB", text)
-    return int(m.group(1)) * 1024 if m else None
-
-
-RECLAIMABLE = ("Inactive(file)", "KReclaimable")   # what the kernel reclaims first for a bound allocation
-
-
-def _available(text: str | None, where: str) -> tuple[int | None, str]:
-    """``(bytes, source)``: a meminfo's free memory and the page cache and kernel caches the kernel reclaims
-    first (``RECLAIMABLE``) where it has them, as binding an array to the node reclaims them before it fails;
-    ``source`` says which were counted, and where (as the benchmark's own message does)."""
-    free = _meminfo_bytes(text, "MemFree")
-    counted = ["MemFree"]
-    for key in RECLAIMABLE:
-        more = _meminfo_bytes(text, key)
-        if free is not None and more:
-            free += more
-            counted.append(key)
-    return free, f"{' + '.join(counted)} in {where}"
-
-
 def _node_ids(root: Path) -> list:
     folder = root / "devices/system/node"
     try:
@@ -238,7 +215,7 @@ def _read_node(root: Path, node_id: int) -> HostNode:
     except ValueError:
         raise BenchError(f"malformed cpulist in {folder / 'cpulist'}: {text!r}") from None
     meminfo = _read(folder / "meminfo")
-    return HostNode(node_id, cpus, _meminfo_bytes(meminfo, "MemTotal"), *_available(meminfo, str(folder / "meminfo")))
+    return HostNode(node_id, cpus, meminfo_bytes(meminfo, "MemTotal"), *available(meminfo, str(folder / "meminfo")))
 
 
 def _read_distances(root: Path, ids: list) -> tuple[tuple | None, str]:
@@ -290,8 +267,8 @@ def _single_node(root: Path) -> HostNode:
 def _merge_proc_meminfo(node: HostNode) -> HostNode:
     """One node on the real /sys: its memory is the machine's (see the module docstring)."""
     text = _read(Path("/proc/meminfo"))
-    total = _meminfo_bytes(text, "MemTotal")
-    free, proc_source = _available(text, "/proc/meminfo")
+    total = meminfo_bytes(text, "MemTotal")
+    free, proc_source = available(text, "/proc/meminfo")
     memory_total = max(x for x in (node.memory_total_bytes, total, -1) if x is not None)
     memory_free, source = node.memory_free_bytes, node.free_source
     if free is not None and (memory_free is None or free > memory_free):
