@@ -182,9 +182,13 @@ def arrays_by_node(case: PlannedCase) -> dict:
 
 
 def _home_node(host: Host):
+    """The node the suite measures from (from its core 0): the first with CPUs and memory, of those whose first
+    CPU this process may use where there are any (a job given the second socket, or every CPU but the first),
+    and of those a node with a second CPU where there is one."""
     usable = [n for n in host.nodes if n.cpus and n.has_memory]
     if not usable:
         raise BenchError("no node of this host has both CPUs and memory")
+    usable = [n for n in usable if host.may_use(n.cpus[0])] or usable
     return next((n for n in usable if len(n.cpus) >= 2), usable[0])
 
 

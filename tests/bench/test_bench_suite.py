@@ -222,3 +222,16 @@ def test_arrays_outside_the_allowed_memory_nodes_are_skipped_with_the_reason():
     assert plan.cases and all(parse_spec(s).mem_node == 0 for c in plan.cases for s in c.threads + c.background)
     skipped = [s for s in plan.skipped if "Mems_allowed: 0" in s["reason"]]
     assert skipped and all("outside the memory nodes this process may use" in s["reason"] for s in skipped)
+
+
+def test_a_job_given_the_second_socket_measures_from_it():
+    """Only node 1's CPUs allowed (a batch job given the second socket): the suite's home is node 1, its chase
+    and peak run there, and node 0's own single threads are skipped for their CPU, not the whole suite."""
+    host = _host([(0, range(0, 4), True), (1, range(4, 8), True)], ((10, 21), (21, 10)),
+                 allowed_cpus=frozenset(range(4, 8)))
+    plan = suite_plan(host, SINGLE_GBps, size_bytes=1 << 20)
+    cases = names(plan.cases)
+    assert "1.0.l.1" in cases and "1.0.r.1 1.1.r.1 1.2.r.1 1.3.r.1" in cases
+    assert all(host.may_use(host.node(s.node).cpus[s.core]) for c in plan.cases
+               for s in map(parse_spec, c.threads + c.background))
+    assert any(s["case"] == "0.0.r.0" and "not allowed" in s["reason"] for s in plan.skipped)
