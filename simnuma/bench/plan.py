@@ -265,10 +265,13 @@ def _loaded_writers(host: Host, plan: SuitePlan, home) -> None:
         threads = tuple(f"{x}.{c}.w.{x}" for c in cores)
         slots = _background_cpus(host, home, {(x, c) for c in cores})
         for rate in BACKGROUND_RATES:
-            if writers + readers > host.cpu_count:
+            if writers + readers > host.cpu_count or readers > len(slots):
+                reason = (f"needs {writers + readers} CPUs, the host has {host.cpu_count}"
+                          if writers + readers > host.cpu_count else
+                          f"needs {readers} CPU(s) for its readers besides the writers', this process may use"
+                          f" {len(slots)} (a cpuset or CPU affinity restricts it)")
                 plan.skipped.append({"case": f"{writers} writer(s) on node {x} + {readers} background reader(s)"
-                                             f" at {rate}", "kind": "loaded",
-                                     "reason": f"needs {writers + readers} CPUs, the host has {host.cpu_count}"})
+                                             f" at {rate}", "kind": "loaded", "reason": reason})
                 continue
             background = tuple(f"{n.id}.{c}.r.{n.id if n.has_memory else x}@{rate}" for n, c in slots[:readers])
             plan.add(planned("loaded", threads, background,

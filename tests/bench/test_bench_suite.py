@@ -235,3 +235,17 @@ def test_a_job_given_the_second_socket_measures_from_it():
     assert all(host.may_use(host.node(s.node).cpus[s.core]) for c in plan.cases
                for s in map(parse_spec, c.threads + c.background))
     assert any(s["case"] == "0.0.r.0" and "not allowed" in s["reason"] for s in plan.skipped)
+
+
+def test_loaded_writers_need_their_readers_on_allowed_cpus():
+    """Four CPUs on one node, three of them allowed: two writers leave one allowed CPU for readers (one writer,
+    beside three readers, two), so the cases with two or three background readers are skipped with the reason,
+    not planned with fewer readers than their name says."""
+    host = _host([(0, range(0, 4), True)], ((10,),), allowed_cpus=frozenset({0, 1, 2}))
+    plan = suite_plan(host, SINGLE_GBps, size_bytes=1 << 20)
+    loaded = [c for c in plan.cases if c.kind == "loaded"]
+    assert loaded and all(len(c.background) == 1 for c in loaded)
+    skipped = {s["case"]: s["reason"] for s in plan.skipped if s["kind"] == "loaded"}
+    assert len(skipped) == 4
+    assert all(("this process may use 1" if "2 background" in case else "this process may use 2") in reason
+               for case, reason in skipped.items())
