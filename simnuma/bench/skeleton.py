@@ -347,10 +347,12 @@ def _defaults(cores: int, ports: int, memory_lines: list) -> list:
     ]
 
 
-def _node_lines(host: Host, default_cores: int) -> list:
+def _node_lines(host: Host, default_cores: int, hmat_bandwidth: bool = False) -> list:
     """The ``nodes:`` lines: a node whose CPU count is not the default's gets its own, and queues for its own
-    cores."""
+    cores; with ``hmat_bandwidth``, a node whose read bandwidth the firmware's HMAT gives takes it as its memory's
+    peak."""
     lines = ["nodes:"]
+    hmat = {h.target: h.read_bandwidth_MBps for h in host.hmat if h.read_bandwidth_MBps} if hmat_bandwidth else {}
     for n in host.nodes:
         fields = [f"id: {n.id}"]
         comments = []
@@ -364,6 +366,9 @@ def _node_lines(host: Host, default_cores: int) -> list:
             fields.append(f"cores: {len(n.cpus)}, sri: {{buffers: {{request: {b}, posted: {b},"
                           f" response: {b}}}, probe_queue: {q}}}, mct: {{buffers: {{response: {q}, probe: {q}}}}}")
             comments.append(f"SRI buffers and queues for its own cores ({SRI_PER_CORE} and {QUEUE_PER_CORE} a core)")
+        if n.has_memory and n.id in hmat:
+            fields.append(f"memory: {{bandwidth: {hmat[n.id] / 1000:g} GB/s}}")
+            comments.append("peak memory bandwidth: the firmware's HMAT (read, from its nearest initiators)")
         if not n.has_memory:
             comments.append("no memory on this host (memoryless node): place no array here")
         comment = f"   # {'; '.join(comments)}" if comments else ""
@@ -426,7 +431,8 @@ def host_topology_yaml(host: Host, name: str | None = None, memory_bandwidth_GBp
     else:
         memory_lines = _fifo_memory_lines(memory_bandwidth_GBps, memory_source)
     lines += _defaults(default_cores, ports, memory_lines)
-    lines += _node_lines(host, default_cores)
+    # the firmware's bandwidth of a node's memory, where its HMAT gives one and nothing better was given
+    lines += _node_lines(host, default_cores, hmat_bandwidth=not curves and memory_bandwidth_GBps is None)
     lines += _link_lines(inference, host)
     lines.append("io:                         # assumption: one I/O port per node")
     lines.extend(f"  - {{node: {n.id}}}" for n in host.nodes)

@@ -50,3 +50,18 @@ def test_disagreements_between_the_firmware_and_the_chases(tmp_path):
         [_chase(0, 0, 92.0), _chase(0, 1, 400.0), _chase(1, 1, 200.0)]))
     assert any(line.startswith("SLIT says node 0 reaches node 1's memory") for line in found)
     assert any("HMAT says node 1 reads node 1's memory in 95 ns; the chase measured 200 ns" in line for line in found)
+
+
+def test_a_node_whose_hmat_gives_its_bandwidth_takes_it_as_its_memory_s_peak(tmp_path):
+    """Without a documented peak (``--memory-bandwidth``) or measured curves, each node whose HMAT gives a read
+    bandwidth (20000 and 19000 MB/s) takes it; with a documented peak given, that one counts for every node."""
+    from simnuma.topology import parse_topology
+
+    host = discover_host(str(_with_hmat(tmp_path)))
+    board = host_topology_yaml(host, name="hmat")
+    assert "  - {id: 0, memory: {bandwidth: 20 GB/s}}   # peak memory bandwidth: the firmware's HMAT" in board
+    topo = parse_topology(board, "hmat.yaml")
+    assert [topo.node(n).memory_bandwidth_GBps for n in (0, 1)] == [20.0, 19.0]
+    given = host_topology_yaml(host, name="hmat", memory_bandwidth_GBps=100.0)
+    assert "the firmware's HMAT (read" not in given
+    assert [parse_topology(given, "g.yaml").node(n).memory_bandwidth_GBps for n in (0, 1)] == [100.0, 100.0]
