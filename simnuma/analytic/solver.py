@@ -22,7 +22,7 @@ from typing import Final
 
 from .flows import Board, Holds, Transaction, branches_ns, compile_paths, cycle_ns, in_order_sum
 from .memory import MemoryStation, home_memories
-from .turns import common_wait, port_shares, ports
+from .turns import common_wait, port_shares, ports, rate_at
 
 __all__ = ["Network"]
 
@@ -215,11 +215,7 @@ class Network:
                 rates = port_shares(users, rows, port_of, self._behind_ns(k, users, throughput))
             else:
                 wait = common_wait([(d, *rows[label]) for label, d in users])
-                rates = {}
-                for label, _d in users:
-                    customers, cycle, period = rows[label]
-                    spent = cycle + wait
-                    rates[label] = customers / (period if period > spent else spent)
+                rates = {label: rate_at(rows[label], wait) for label, _d in users}
             for label, _d in users:
                 x = rates[label]
                 s = x / throughput[label] if throughput[label] else 1.0

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["Port", "common_wait", "ports", "port_shares", "water_fill"]
+__all__ = ["Port", "common_wait", "ports", "port_shares", "rate_at", "water_fill"]
 
 _INF: Final = float("inf")
 
@@ -95,25 +95,25 @@ def port_shares(users: list[tuple[str, float]], rows: dict, port_of: dict[str, P
     ns)``, what the class asks at no extra wait; ``floor_ns``: what every transaction waits there at least, turn or no turn
     (behind the lines a full queue holds ahead of it, where the memory serves them in order).
     """
-    asked = {label: d * _rate(rows[label], floor_ns) for label, d in users}
+    asked = {label: d * rate_at(rows[label], floor_ns) for label, d in users}
     share = dict(users)
     groups: dict[tuple, list[str]] = {}
     for label, _d in users:
         groups.setdefault(port_of[label][0], []).append(label)
     keys = list(groups)
-    given = water_fill([sum(asked[label] for label in groups[key]) for key in keys],
-                       [float(port_of[groups[key][0]][1]) for key in keys], 1.0)
+    wanted = [sum(asked[label] for label in groups[key]) for key in keys]
+    given = water_fill(wanted, [float(port_of[groups[key][0]][1]) for key in keys], 1.0)
     out: dict[str, float] = {}
-    for key, allotted in zip(keys, given):
+    for key, want, allotted in zip(keys, wanted, given):
         labels = groups[key]
-        if sum(asked[label] for label in labels) <= allotted * (1.0 + 1e-12):
+        if want <= allotted * (1.0 + 1e-12):
             out.update({label: asked[label] / share[label] for label in labels})
         elif port_of[labels[0]][2]:   # an SRI: its cores in turns
             fair = water_fill([asked[label] for label in labels], [1.0] * len(labels), allotted)
             out.update({label: f / share[label] for label, f in zip(labels, fair)})
         else:                          # a link's buffer: its threads' packets in the order they came
             wait = common_wait([(share[label] / allotted, *rows[label]) for label in labels])
-            out.update({label: _rate(rows[label], max(wait, floor_ns)) for label in labels})
+            out.update({label: rate_at(rows[label], max(wait, floor_ns)) for label in labels})
     return out
 
 
@@ -149,7 +149,9 @@ def common_wait(users: list[tuple[float, float, float, float]]) -> float:
     return wait
 
 
-def _rate(row: tuple[float, float, float], wait: float) -> float:
+def rate_at(row: tuple[float, float, float], wait: float) -> float:
+    """A class's throughput (transactions per ns) at an extra ``wait`` a transaction: its customers over its cycle
+    and that wait, no faster than its pace (``row``: customers, cycle ns, pace ns)."""
     customers, cycle, period = row
     spent = cycle + wait
     return customers / (period if period > spent else spent)
