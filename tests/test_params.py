@@ -23,7 +23,7 @@ from simnuma.topology.params import (
 from simnuma.topology import LinkParams, NodeParams, VCS, load_topology, parse_topology
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "topology.md"
-IDENTITY = {NodeParams: {"id"}, LinkParams: {"a", "b"}}   # from the node or link entry, not a parameter
+IDENTITY = {NodeParams: {"id"}, LinkParams: {"a", "b", "kind"}}   # from the node or link entry, not a parameter
 
 
 def _fields(params) -> Counter:

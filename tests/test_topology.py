@@ -130,7 +130,8 @@ def test_params_field_names(quartet):
         "memory_queue", "sri_latency_ns", "sri_buffers", "sri_probe_queue", "mct_buffers", "xbar_latency_ns",
         "probe_lookup_ns"}
     assert set(LinkParams.__dataclass_fields__) == {
-        "a", "b", "bandwidth_ab_GBps", "bandwidth_ba_GBps", "latency_ns", "buffers", "data_buffers", "count", "release"}
+        "a", "b", "bandwidth_ab_GBps", "bandwidth_ba_GBps", "latency_ns", "buffers", "data_buffers", "count", "release",
+        "kind"}
     assert quartet.link(0, 1).data_buffers == {"posted": 1, "response": 6}
 
 
@@ -160,7 +161,7 @@ def test_summary(quartet):
     assert s["name"] == "quartet"
     assert s["hops"] == [[0, 1, 1, 2], [1, 0, 2, 1], [1, 2, 0, 1], [2, 1, 1, 0]]
     assert s["links"][0] == {"a": 0, "b": 1, "bandwidth_GBps": {"0->1": 4.0, "1->0": 4.0},
-                             "latency_ns": quartet.link(0, 1).latency_ns, "count": 1}
+                             "latency_ns": quartet.link(0, 1).latency_ns, "count": 1, "kind": None}
     assert s["routes"]["0->3"] == [0, 1, 3]
     assert s["nodes"][0]["memory_GBps"] == pytest.approx(6.4) and s["nodes"][0]["memory_model"] == "dram"
     assert s["diameter"] == 2

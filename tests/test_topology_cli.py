@@ -29,7 +29,7 @@ def test_show_json(capsys):
     from simnuma.topology import load_topology
     latency_ns = load_topology("quartet").link(0, 1).latency_ns
     assert {"a": 0, "b": 1, "bandwidth_GBps": {"0->1": 4.0, "1->0": 4.0}, "latency_ns": latency_ns,
-            "count": 1} in data["links"]
+            "count": 1, "kind": None} in data["links"]
     assert data["hops"] == [[0, 1, 1, 2], [1, 0, 2, 1], [1, 2, 0, 1], [2, 1, 1, 0]]
     assert data["routes"]["3->0"] == [3, 1, 0]
 

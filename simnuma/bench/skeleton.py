@@ -48,6 +48,8 @@ QUEUE_PER_CORE = 48
 # buffers.  Room for every core's lines would let a queue of them form in front of the memory, first come
 # first served, which a core's next miss would wait behind.
 SRI_PER_CORE = 2
+FIFO_LOCAL_LATENCY_NS = 90     # the memory latency a board without curves assumes until calibrated
+CURVE_LOCAL_LATENCY_NS = 80    # the idle latency a curve memory assumes until calibrated
 MIN_CURVE_QUEUE = 16   # a curve memory's queue at least (curves of a machine its cores barely load)
 
 
@@ -195,7 +197,8 @@ def _fifo_memory_lines(bandwidth_GBps: float | None, source: str | None) -> list
     return [
         _memory_line(bandwidth_GBps, source),
         "    efficiency: 0.70       # assumption: sustained fraction of the peak; calibrate",
-        "    latency: 90 ns         # assumption: DRAM access latency; calibrate (see the l cases of the suite)",
+        f"    latency: {FIFO_LOCAL_LATENCY_NS} ns         # assumption: DRAM access latency; calibrate (see the l cases of the"
+        " suite)",
         "    queue: 32              # assumption: memory controller queue depth",
     ]
 
@@ -223,7 +226,8 @@ def curve_memory_lines(cores: int, curves: list, source: str) -> list:
     lines = [
         "    model: curve            # memory latency from its load and read share (loaded-latency curves measured by"
         " simnuma bench suite)",
-        "    latency: 80 ns          # assumption: idle DRAM latency, for simnuma calibrate to fit (fit it on the idle"
+        f"    latency: {CURVE_LOCAL_LATENCY_NS} ns          # assumption: idle DRAM latency, for simnuma calibrate to fit"
+        " (fit it on the idle"
         " chase)",
         f"    queue: {queue:<17}# MCT queue: the {held} lines in flight at the read curve's most loaded point"
         f" (Little's law: bandwidth x latency / 64 B){ahead_text}, so that past it the excess waits in the cores, as on"
@@ -376,10 +380,15 @@ def _node_lines(host: Host, default_cores: int, hmat_bandwidth: bool = False) ->
     return lines
 
 
-def _link_lines(inference: LinkInference, host: Host) -> list:
-    """The ``links:`` lines, each with the firmware's distance between its nodes where sysfs gives one; where
-    the links join pairs at different distances (sub-NUMA clusters of one socket and the sockets apart, a CXL
-    memory), a note says that they share ``link_defaults`` until given their own."""
+def _link_lines(inference: LinkInference, host: Host, local_latency_ns: float) -> list:
+    """The ``links:`` lines, each with the firmware's distance between its nodes where sysfs gives one.
+
+    Where the links join pairs at different distances (sub-NUMA clusters of one socket and the sockets apart, a
+    CXL memory), the links of each distance are a kind of their own (``link_kinds``, ``distance-21``), so that
+    ``simnuma calibrate`` fits a latency for each; each kind's latency starts from its distance: ACPI's SLIT
+    gives a remote access's latency as ``distance / 10`` times a local one's, and a request and its data each
+    cross the link once, so a hop is given ``(distance - 10) / 20`` times ``local_latency_ns``.
+    """
     lines = []
     if not inference.links:
         lines.append("links: []                 # one node: no links")
@@ -388,16 +397,24 @@ def _link_lines(inference: LinkInference, host: Host) -> list:
         lines.append(f"# links: {note}")
     distances = {(a, b): host.distance(a, b) for a, b in inference.links}
     classes = sorted({d for d in distances.values() if d is not None})
-    if len(classes) > 1:
-        lines.append(f"# links: they join nodes at {len(classes)} distances ({', '.join(map(str, classes))}), a"
-                     " sign of links of different kinds (within a socket and between sockets, or to a CXL memory);"
-                     " all take link_defaults' latency and bandwidth, which calibrate fits as one: give each kind"
-                     " its own latency and bandwidth where you know them (docs/topology.md, links)")
+    kinds = {d: f"distance-{d}" for d in classes} if len(classes) > 1 else {}
+    if kinds:
+        lines.append(f"link_kinds:                 # the links join nodes at {len(classes)} distances, a sign of links of"
+                     " different kinds (within a socket and between sockets, or to a CXL memory): calibrate fits a"
+                     " latency for each kind (docs/topology.md, link kinds); their bandwidth is link_defaults' until"
+                     " given its own")
+        for distance, name in kinds.items():
+            latency = max(1, round((distance - 10) / 20 * local_latency_ns))
+            lines += [f"  {name}:",
+                      f"    latency: {latency} ns{'':<{max(1, 11 - len(str(latency)))}}# assumption: (distance {distance} - 10) / 20 x the"
+                      f" local latency assumption ({local_latency_ns:g} ns): ACPI SLIT distances are relative latencies,"
+                      " and a request and its data each cross a hop; calibrate"]
     lines.append("links:                      # " + ("inferred from the distance matrix" if host.distances is not None
                                                   else "assumed: a chain (see above)"))
     for a, b in inference.links:
         d = distances[(a, b)]
-        lines.append(f"  - {{a: {a}, b: {b}}}" + (f"   # distance {d}" if d is not None else ""))
+        kind = f", kind: {kinds[d]}" if d is not None and d in kinds else ""
+        lines.append(f"  - {{a: {a}, b: {b}{kind}}}" + (f"   # distance {d}" if d is not None else ""))
     return lines
 
 
@@ -433,7 +450,7 @@ def host_topology_yaml(host: Host, name: str | None = None, memory_bandwidth_GBp
     lines += _defaults(default_cores, ports, memory_lines)
     # the firmware's bandwidth of a node's memory, where its HMAT gives one and nothing better was given
     lines += _node_lines(host, default_cores, hmat_bandwidth=not curves and memory_bandwidth_GBps is None)
-    lines += _link_lines(inference, host)
+    lines += _link_lines(inference, host, CURVE_LOCAL_LATENCY_NS if curves else FIFO_LOCAL_LATENCY_NS)
     lines.append("io:                         # assumption: one I/O port per node")
     lines.extend(f"  - {{node: {n.id}}}" for n in host.nodes)
     lines.append("routing: shortest")

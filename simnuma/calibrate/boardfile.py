@@ -69,7 +69,7 @@ def _kept_line(p: ParameterFit, cal: Calibration) -> str:
     """The comment of a parameter not identified and left as it was: at its value, or, where the board does
     not give it and it follows another parameter that the fit moved (``probe.occupancy``), as that one."""
     now = p.param.prior(cal.topology)
-    follows = declared(p.param.name)[0].default_from
+    follows = declared(p.param.base)[0].default_from
     if follows and now is not None and p.prior is not None and now != p.prior:
         return (f"#   {p.param.name} not identified ({p.note}); not given, so as {follows}:"
                 f" {p.param.format(now)}")

@@ -19,6 +19,7 @@ from .parameters import (
     PARAMETERS,
     STRONG_CORRELATION,
     FreeParameter,
+    for_link_kinds,
     parse_fit,
 )
 from .results import _NO_EFFECT, Calibration, FitRow, ParameterFit, _linear_step, overfit_warning
@@ -91,7 +92,7 @@ def calibrate(topology, data: MeasurementSet, fit=None, cases=None, processes: i
     check_measurements(topology, subset)
     ops = frozenset(op for c in chosen for op in sim_case(c, None).ops)
     if fit and all(isinstance(p, FreeParameter) for p in fit):
-        params = [p.for_board(topology) if p == PARAMETERS.get(p.name) else p for p in fit]
+        params = for_link_kinds(fit, topology)
     else:
         params = parse_fit(fit, topology, chosen)
     params, unusable = _usable(params, topology, ops)

@@ -38,6 +38,7 @@ SCAN_FRACTIONS = (1 / 6, 1 / 2, 5 / 6)   # where in its range each parameter is 
 WIDE_INTEGER = 64            # integers with more values than this (the DRAM queue, wide windows) are searched on a ladder
 DOCUMENT_DIGITS = 4          # significant digits of a fitted value in the calibrated board
 RECORD_PREFIX = "# simnuma-calibration: "
+KIND_MARK = "@"              # link.latency@socket: the latency of the links of kind socket (a board's link_kinds)
 _BLOCK_START = "# ---- simnuma calibrate"
 _BLOCK_END = "# ---- end of simnuma calibrate"
 
@@ -60,6 +61,18 @@ class FreeParameter:
     description: str
     integer: bool = False
     models: tuple = MEMORY_MODELS
+    kind: str | None = None    # a link parameter of the links of one kind (``link.latency@socket``)
+
+    @property
+    def base(self) -> str:
+        """The catalogue's name of the parameter (``link.latency`` for ``link.latency@socket``)."""
+        return self.name.partition(KIND_MARK)[0]
+
+    def for_kind(self, kind: str) -> "FreeParameter":
+        """The link parameter of the links of ``kind``: ``link.latency@socket``, at ``link_kinds.socket.latency``."""
+        field = self.path.split(".", 1)[1]
+        return replace(self, name=f"{self.base}{KIND_MARK}{kind}", path=f"link_kinds.{kind}.{field}", kind=kind,
+                       description=f"{self.description} (links of kind {kind})")
 
     @property
     def op(self) -> str | None:
@@ -72,13 +85,15 @@ class FreeParameter:
         return self.integer and self.high - self.low + 1 > WIDE_INTEGER
 
     def prior(self, topology: Topology) -> float | None:
-        """The value the board gives (its first node or link): the field the parameter table declares
-        it becomes; None on a board without links for a link parameter."""
-        param, key = declared(self.name)
+        """The value the board gives (its first node, or its first link of the parameter's kind, of no kind for a
+        parameter of none): the field the parameter table declares it becomes; None where the board has no such
+        link."""
+        param, key = declared(self.base)
         if param.scope == "link":
-            if not topology.links:
+            links = [link for link in topology.links if link.kind == self.kind]
+            if not links:
                 return None
-            value = getattr(topology.links[0], param.field)
+            value = getattr(links[0], param.field)
         else:
             value = getattr(topology.nodes[0], param.field)
         if key is not None:   # one key of a family, its default when the board gives none
@@ -99,7 +114,7 @@ class FreeParameter:
                 raise CalibrationError(f"--fit {self.name}: board {topology.name!r} has a {model} memory"
                                        f" (memory.model: {model}), {_NOT_IN_MODEL[model]}; {self.name} belongs"
                                        f" to the {' and '.join(self.models)} memory only")
-        variant = _MODEL_VARIANTS.get((self.name, models[0])) if len(models) == 1 else None
+        variant = _MODEL_VARIANTS.get((self.base, models[0])) if len(models) == 1 else None
         out = replace(self, **variant) if variant else self
         prior = out.prior(topology)
         if prior is None or prior <= 0 or out.name == "memory.efficiency" or out.low < prior < out.high:
@@ -219,7 +234,69 @@ def default_fit(topology: Topology, cases) -> list:
         "xbar.latency": True,
         "probe.lookup": topology.coherence == "broadcast" and len(topology.nodes) > 1,
     }
-    return [n for n in DEFAULT_FIT if wanted.get(n, n.startswith("core.window.") and n[-1] in ops)]
+    names = [n for n in DEFAULT_FIT if wanted.get(n, n.startswith("core.window.") and n[-1] in ops)]
+    if "link.latency" in names and topology.link_kinds:   # one latency per kind of link a thread's route crosses
+        at = names.index("link.latency")
+        names[at:at + 1] = [_kind_name("link.latency", kind) for kind in _crossed_kinds(topology, specs)]
+    return names
+
+
+def _kind_name(name: str, kind: str | None) -> str:
+    """``link.latency@socket``; ``link.latency`` for the links of no kind."""
+    return name if kind is None else f"{name}{KIND_MARK}{kind}"
+
+
+def link_groups(topology: Topology) -> tuple:
+    """The kinds a link parameter is fitted for on ``topology``, each once in link order: a board's link kinds,
+    and None for its links of no kind; ``(None,)`` on a board without kinds (or links)."""
+    return tuple(dict.fromkeys(link.kind for link in topology.links)) or (None,)
+
+
+def _crossed_kinds(topology: Topology, specs) -> list:
+    """The link groups (:func:`link_groups`) that a thread's requests or their data cross, in the board's order."""
+    crossed: set = set()
+    for s in specs:
+        if s.node != s.mem_node:
+            for cls in ("request", "response"):
+                route = topology.route(*((s.node, s.mem_node) if cls == "request" else (s.mem_node, s.node)), cls)
+                crossed.update(topology.link(u, v).kind for u, v in zip(route, route[1:]))
+    return [kind for kind in link_groups(topology) if kind in crossed]
+
+
+def _catalogued(name: str, topology: Topology | None, text: str) -> list:
+    """The free parameters ``name`` (``--fit`` item ``text``) stands for: one, or for a link parameter on a board
+    with link kinds, one per group of links (``link.latency`` expands to every kind; ``link.latency@socket`` is
+    one kind's)."""
+    base, mark, kind = name.partition(KIND_MARK)
+    if base not in PARAMETERS:
+        if base.startswith("memory.dram"):
+            raise CalibrationError(f"--fit {text!r}: the DRAM's organisation and timings (memory.dram) are"
+                                   " datasheet facts, not fitted; fit memory.latency (the controller) or"
+                                   " memory.queue")
+        raise CalibrationError(f"--fit {text!r}: unknown parameter; expected one of: {', '.join(PARAMETERS)}"
+                               f" (optionally NAME=LOW:HIGH; a link parameter of one link kind as NAME{KIND_MARK}KIND)")
+    param = PARAMETERS[base]
+    scoped = declared(base)[0].scope == "link"
+    if mark and not scoped:
+        raise CalibrationError(f"--fit {text!r}: only a link parameter has a kind ({base} is a node's)")
+    if topology is None:
+        return [param.for_kind(kind) if mark else param]
+    if mark:
+        if kind not in topology.link_kinds:
+            known = ", ".join(topology.link_kinds) or "none (the board has no link kinds)"
+            raise CalibrationError(f"--fit {text!r}: board {topology.name!r} has no links of kind {kind!r};"
+                                   f" kinds with links are {known}")
+        return [param.for_kind(kind).for_board(topology)]
+    if scoped and topology.link_kinds:
+        return [(param.for_kind(k) if k else param).for_board(topology) for k in link_groups(topology)]
+    return [param.for_board(topology)]
+
+
+def for_link_kinds(params: list, topology: Topology) -> list:
+    """``params`` (free parameters) as ``topology`` means them: each catalogue entry with the board's bounds, a
+    link parameter one per group of the board's links (:func:`link_groups`) where it has link kinds; a parameter
+    given its own bounds as it is."""
+    return [q for p in params for q in (_catalogued(p.name, topology, p.name) if p == PARAMETERS.get(p.name) else [p])]
 
 
 def parse_fit(items=None, topology: Topology | None = None, cases=()) -> list:
@@ -232,26 +309,20 @@ def parse_fit(items=None, topology: Topology | None = None, cases=()) -> list:
     """
     if not items:
         names = default_fit(topology, cases) if topology is not None else list(DEFAULT_FIT)
-        return [PARAMETERS[n].for_board(topology) if topology is not None else PARAMETERS[n] for n in names]
+        return [p for n in names for p in _catalogued(n, topology, n)]
     out, seen = [], set()
     for item in items:
         text = str(item).strip()
         name, bounded, bounds = text.partition("=")
-        name = name.strip()
-        if name not in PARAMETERS:
-            if name.startswith("memory.dram"):
-                raise CalibrationError(f"--fit {text!r}: the DRAM's organisation and timings (memory.dram) are"
-                                       " datasheet facts, not fitted; fit memory.latency (the controller) or"
-                                       " memory.queue")
-            raise CalibrationError(f"--fit {text!r}: unknown parameter; expected one of: {', '.join(PARAMETERS)}"
-                                   " (optionally NAME=LOW:HIGH)")
-        if name in seen:
-            raise CalibrationError(f"--fit {name!r} is given twice")
-        seen.add(name)
-        param = PARAMETERS[name].for_board(topology) if topology is not None else PARAMETERS[name]
-        if bounded:
-            param = _bounded(param, *_bounds(bounds, text), text)
-        out.append(param)
+        for param in _catalogued(name.strip(), topology, text):
+            if param.name in seen:
+                raise CalibrationError(f"--fit {param.name!r} is given twice"
+                                       + (f" ({name.strip()!r} stands for every kind of link)" if param.name != name.strip()
+                                          or KIND_MARK in param.name else ""))
+            seen.add(param.name)
+            if bounded:
+                param = _bounded(param, *_bounds(bounds, text), text)
+            out.append(param)
     return out
 
 
@@ -284,7 +355,7 @@ def _bounded(param: FreeParameter, low: float, high: float, text: str) -> FreePa
 def _check_plausible(param: FreeParameter, bound: float, text: str) -> None:
     """CalibrationError when a board could not take ``bound`` for ``param`` (a time or bandwidth far beyond what
     one can be: the board's own plausibility check, before any simulation)."""
-    kind = declared(param.name)[0].kind
+    kind = declared(param.base)[0].kind
     if kind not in KINDS:    # counts and fractions: bounded above
         return
     try:

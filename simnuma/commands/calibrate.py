@@ -24,7 +24,8 @@ def register(sub) -> None:
     cal.add_argument("--fit", nargs="+", metavar="PARAM[=LOW:HIGH]",
                      help="parameters to fit (default: what the cases can identify: memory.latency, xbar.latency,"
                           " the windows core.window.<op> of the ops measured, link.latency when a thread crosses"
-                          " a link, probe.lookup on a broadcasting board, memory.queue (and a fifo memory's"
+                          " a link (one per kind of link on a board with link_kinds: link.latency@KIND),"
+                          " probe.lookup on a broadcasting board, memory.queue (and a fifo memory's"
                           " memory.efficiency) with a peak); see docs/calibration.md for all names and bounds")
     cal.add_argument("--cases", nargs="+", metavar="SPEC",
                      help="cases to fit, e.g. 0.0.r.1 '0.0.w.0 0.1.w.0' (default: every single-thread r, w or t"

@@ -85,8 +85,8 @@ def _links_text(topo) -> str:
     for link in topo.links:
         out.append(f"  N{link.a} -> N{link.b}: {link.bandwidth_ab_GBps:g} GB/s   "
                    f"N{link.b} -> N{link.a}: {link.bandwidth_ba_GBps:g} GB/s   "
-                   f"latency {format_time(link.latency_ns)}" + (f"   {link.count} links in parallel" if link.count > 1
-                                                                else "")
+                   f"latency {format_time(link.latency_ns)}" + (f"   kind {link.kind}" if link.kind else "")
+                   + (f"   {link.count} links in parallel" if link.count > 1 else "")
                    + ("   a buffer held until its packet has been sent (link.release: end)" if link.release == "end"
                       else ""))
     return "\n".join(out)

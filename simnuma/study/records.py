@@ -137,6 +137,7 @@ def parameters_from(board: Topology, like: Topology) -> Topology:
     defaults.update({k: own[k] for k in _STRUCTURAL_DEFAULTS if k in own})
     doc["defaults"] = defaults
     doc["link_defaults"] = source.get("link_defaults") or {}
+    doc.pop("link_kinds", None)
     for node in doc.get("nodes") or []:
         for key in [k for k in node if k not in ("id",) + _STRUCTURAL_DEFAULTS]:
             del node[key]

@@ -85,6 +85,7 @@ class LinkParams:
     data_buffers: dict  # vc -> receiver data buffers
     count: int = 1  # links in parallel between a and b, each with these parameters
     release: str = "start"  # when the buffer a packet leaves from is free: start | end of its transmission here
+    kind: str | None = None  # the board's link kind it takes parameters from (link_kinds), None for none
 
     def bandwidth_GBps(self, src: int, dst: int) -> float:
         """Bandwidth of the direction ``src -> dst``."""
@@ -173,7 +174,8 @@ class Topology:
                 ((link.a, link.b, link.bandwidth_ab_GBps), (link.b, link.a, link.bandwidth_ba_GBps))
                 if link.a == lo else
                 ((link.b, link.a, link.bandwidth_ba_GBps), (link.a, link.b, link.bandwidth_ab_GBps)),
-                link.latency_ns, sorted(link.buffers.items()), sorted(link.data_buffers.items()), link.count, link.release)
+                link.latency_ns, sorted(link.buffers.items()), sorted(link.data_buffers.items()), link.count, link.release,
+                link.kind)
         return (self.name, self.description, self.coherence, self.nodes, sorted(links.items()),
                 sorted(self.io), [sorted(self._class_routes[c].items()) for c in ROUTE_CLASSES],
                 sorted(self.layout.items()))
@@ -204,6 +206,11 @@ class Topology:
     def core_node_ids(self) -> tuple:
         """The ids of the nodes with cores, ascending: where threads run (the others are memory-only nodes)."""
         return tuple(n.id for n in self.nodes if n.cores)
+
+    @property
+    def link_kinds(self) -> tuple:
+        """The names of the link kinds the board's links take parameters from, each once, in link order."""
+        return tuple(dict.fromkeys(link.kind for link in self.links if link.kind is not None))
 
     @property
     def directions(self) -> tuple:
@@ -308,9 +315,11 @@ class Topology:
 
         Keys are dotted paths: ``defaults.<field>`` and ``link_defaults.<field>``
         change the whole board (node and link overrides of that field are
-        dropped), ``nodes.<id>.<field>`` and ``links.<a>-<b>.<field>`` one node
-        or link, and ``name``, ``description``, ``coherence`` or ``routing`` the
-        board.  A bare number for a field with units is taken in internal
+        dropped; a link kind that gives the field keeps it),
+        ``link_kinds.<name>.<field>`` the links of one kind (their own
+        overrides dropped), ``nodes.<id>.<field>`` and ``links.<a>-<b>.<field>``
+        one node or link, and ``name``, ``description``, ``coherence`` or
+        ``routing`` the board.  A bare number for a field with units is taken in internal
         units (ns, GB/s, GHz): ``{"link_defaults.latency": 15.0}``.
         """
         from .changes import apply_change
@@ -405,7 +414,7 @@ def _link_summary(link: LinkParams) -> dict:
     return {"a": link.a, "b": link.b,
             "bandwidth_GBps": {f"{link.a}->{link.b}": link.bandwidth_ab_GBps,
                                f"{link.b}->{link.a}": link.bandwidth_ba_GBps},
-            "latency_ns": link.latency_ns, "count": link.count}
+            "latency_ns": link.latency_ns, "count": link.count, "kind": link.kind}
 
 
 def shortest_route(g: nx.Graph, a: int, b: int) -> tuple:

@@ -1,5 +1,5 @@
-"""A board with parameters changed by dotted paths (``defaults.memory.latency``, ``links.0-1.latency``),
-checked against the schema like a file."""
+"""A board with parameters changed by dotted paths (``defaults.memory.latency``, ``links.0-1.latency``,
+``link_kinds.socket.latency``), checked against the schema like a file."""
 from __future__ import annotations
 
 import difflib
@@ -36,12 +36,18 @@ def apply_change(doc: dict, dotted: str, value, topo: Topology) -> None:
         _set_field(doc.setdefault("link_defaults", {}), rest, value, LINK_SCHEMA, dotted, topo)
         for link in doc.get("links") or []:
             _drop_field(link, rest, is_link=True)
+    elif head == "link_kinds" and len(rest) > 1:
+        kind = _kind_entry(doc, rest[0], topo, dotted)
+        _set_field(kind, rest[1:], value, LINK_SCHEMA, dotted, topo)
+        for link in doc.get("links") or []:
+            if link.get("kind") == rest[0]:
+                _drop_field(link, rest[1:], is_link=True)
     elif head == "nodes" and rest:
         _set_field(_node_entry(doc, rest[0], topo, dotted), rest[1:], value, NODE_SCHEMA, dotted, topo)
     elif head == "links" and rest:
         _set_field(_link_entry(doc, rest[0], topo, dotted), rest[1:], value, LINK_SCHEMA, dotted, topo)
     else:
-        valid = _TOP_SCALARS + ("defaults", "link_defaults", "nodes", "links")
+        valid = _TOP_SCALARS + ("defaults", "link_defaults", "link_kinds", "nodes", "links")
         raise _change_error(topo, dotted, suggest(head, valid))
 
 
@@ -50,6 +56,17 @@ def _node_entry(doc: dict, key: str, topo: Topology, dotted: str) -> dict:
         if str(node["id"]) == key:
             return node
     raise _change_error(topo, dotted, f"no node {key}; nodes are {list(topo.node_ids)}")
+
+
+def _kind_entry(doc: dict, name: str, topo: Topology, dotted: str) -> dict:
+    """The parameters of the link kind ``name`` in ``doc`` (an empty mapping where the file gives it none)."""
+    kinds = doc.get("link_kinds") or {}
+    if name not in kinds:
+        known = ", ".join(map(str, kinds)) if kinds else "none (the board has no link_kinds)"
+        raise _change_error(topo, dotted, f"no link kind {name!r}; kinds are {known}")
+    if not isinstance(kinds[name], dict):
+        kinds[name] = {}
+    return kinds[name]
 
 
 def _link_entry(doc: dict, key: str, topo: Topology, dotted: str) -> dict:

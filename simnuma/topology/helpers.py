@@ -124,10 +124,10 @@ def _dram_params(values: list, memory: dict) -> DramParams | None:
     return dram
 
 
-def _link_params(a: int, b: int, r: dict, bandwidth) -> LinkParams | None:
+def _link_params(a: int, b: int, r: dict, bandwidth, kind: str | None = None) -> LinkParams | None:
     """LinkParams from resolved values and the link's rate ``bandwidth`` (``(a_to_b, b_to_a)`` in GB/s);
     None when a value the link needs is missing or invalid (reported elsewhere)."""
-    fields: dict[str, Any] = {"a": a, "b": b}
+    fields: dict[str, Any] = {"a": a, "b": b, "kind": kind}
     values: dict[str, Any] = {}
     for p in LINK_PARAMETERS:
         if p.field is None:

@@ -11,6 +11,8 @@ The memory block adds choices (``memory_model``, ``scheduler``,
 """
 from __future__ import annotations
 
+import re
+
 
 from .memparams import (BUFFER_RELEASES, MEMORY_MODELS, PAGE_POLICIES, RELEASES, SCHEDULERS, parse_address_map,
                         parse_choice, parse_curves, parse_dram_time)
@@ -18,7 +20,7 @@ from .params import optional_paths, rate_keys, schema
 from ..errors import closest, suggest  # noqa: F401 - the validator's wording
 from ..units import UnitError, parse_quantity
 
-__all__ = ["NODE_SCHEMA", "LINK_SCHEMA", "NODE_OPTIONAL", "LINK_OPTIONAL", "LINK_RATE_KEYS", "TOP_KEYS", "check_value",
+__all__ = ["NODE_SCHEMA", "LINK_SCHEMA", "LINK_KIND_NAME", "NODE_OPTIONAL", "LINK_OPTIONAL", "LINK_RATE_KEYS", "TOP_KEYS", "check_value",
            "closest", "schema_kind", "suggest"]
 
 # derived from the parameter table (simnuma.topology.params), the one place a board parameter is declared
@@ -35,8 +37,11 @@ LINK_OPTIONAL = optional_paths("link")
 # a link's rate is either 'bandwidth' or the three signalling keys after it
 LINK_RATE_KEYS = rate_keys()
 
-TOP_KEYS = ("name", "description", "defaults", "link_defaults", "nodes", "links", "io",
+TOP_KEYS = ("name", "description", "defaults", "link_defaults", "link_kinds", "nodes", "links", "io",
             "routing", "routes", "coherence", "layout")
+
+# a link kind's name (``link_kinds``, a link's ``kind``): no dots, so that ``link_kinds.<name>.<field>`` is a path
+LINK_KIND_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 
 
 def schema_kind(schema: dict, parts) -> object:

@@ -16,7 +16,7 @@ from .schema import (
     TOP_KEYS,
 )
 from .board import _ROUTE_KEY, COHERENCE_MODES, ROUTE_CLASSES, ROUTING_MODES, Topology, _graph, default_route
-from .checker import _Checker
+from .kinds import _LinkKinds, _over_kind
 from ..yamlsrc import document_kind
 from .helpers import (
     _AnyNode,
@@ -30,7 +30,7 @@ from .helpers import (
 
 # ---------------------------------------------------------------- validation
 
-class _Validator(_Checker):
+class _Validator(_LinkKinds):
     """Checks one document; collects every problem in ``problems``."""
 
     def run(self):
@@ -47,13 +47,14 @@ class _Validator(_Checker):
         self.header(data)
         defaults = self.section(data, "defaults", NODE_SCHEMA)
         link_defaults = self.section(data, "link_defaults", LINK_SCHEMA)
+        kinds = self.link_kinds(data)
         nodes = self.nodes(data, defaults)
         if nodes and all(n.cores is not None for n in nodes) and not any(n.cores for n in nodes):
             self.err(("defaults", "cores") if "cores" in (data.get("defaults") or {}) else ("nodes",),
                      "no node has a core: a board needs at least one to run threads (0 cores make a memory-only"
                      " node)")
         ids = {n.id for n in nodes} if nodes else _AnyNode()  # no usable node: 'nodes' was reported
-        edges, links = self.links(data, link_defaults, ids)
+        edges, links = self.links(data, link_defaults, ids, kinds)
         io = self.io(data, ids)
         self.ports(nodes, edges, io, data, links)
         self.choice(data, "coherence", COHERENCE_MODES, "broadcast")
@@ -182,7 +183,7 @@ class _Validator(_Checker):
         return None
 
     # -- links
-    def links(self, data, link_defaults, ids):
+    def links(self, data, link_defaults, ids, kinds=None):
         """``(edges, params)``: the well-formed links' ends, and the fully valid links' parameters."""
         raw = data.get("links")
         if raw is None:
@@ -200,13 +201,15 @@ class _Validator(_Checker):
                 self.err(path, f"expected a mapping such as {{a: 0, b: 1}}, got {entry!r}")
                 self.bad_link_ends = True
                 continue
-            self.check_schema(entry, LINK_SCHEMA, path, extra=("a", "b"))
-            override = {k: v for k, v in entry.items() if k not in ("a", "b")}
+            self.check_schema(entry, LINK_SCHEMA, path, extra=("a", "b", "kind"))
+            own = {k: v for k, v in entry.items() if k not in ("a", "b", "kind")}
+            kind, kind_params = self.link_kind(entry, path, kinds or {})
+            override = _over_kind(kind_params, own)
             ends = self.link_ends(entry, path, ids, seen, i)
             if ends is None:
                 continue
             edges.append(ends)
-            link = self.link_params(ends, link_defaults, override, path)
+            link = self.link_params(ends, link_defaults, override, path, kind)
             if link is not None:
                 out.append(link)
         self.report_missing("link_defaults", len(edges), "link")
@@ -237,11 +240,11 @@ class _Validator(_Checker):
         seen[key] = i
         return a, b
 
-    def link_params(self, ends, link_defaults, override, path):
+    def link_params(self, ends, link_defaults, override, path, kind=None):
         a, b = ends
         r = self.resolve(link_defaults, override, LINK_SCHEMA, path, f"link {a}-{b}", ("link_defaults",),
                          optional=LINK_OPTIONAL)
-        return _link_params(a, b, r, self.link_bandwidth(link_defaults, override, r, path))
+        return _link_params(a, b, r, self.link_bandwidth(link_defaults, override, r, path), kind)
 
     def link_bandwidth(self, link_defaults, override, r, path):
         """Per-direction bandwidth: the link's own setting wins over link_defaults."""
@@ -454,3 +457,4 @@ class _Validator(_Checker):
             self.err(path, problem)
             return None
         return tuple(nodes)
+

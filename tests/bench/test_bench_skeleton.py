@@ -197,17 +197,21 @@ def test_a_node_with_other_cores_gets_queues_for_its_own_cores():
     assert topo.node(0).memory_queue == topo.node(2).memory_queue    # the memory's queue is not per core
 
 
-def test_links_of_different_distances_are_marked_as_sharing_one_latency():
+def test_links_of_different_distances_are_kinds_of_their_own():
     """Two sockets of two sub-NUMA clusters: the links within a socket (11) and across (21) are of different
-    kinds, which the board says, each link with its distance, while the two-node fixture's one link just has
-    its own."""
+    kinds, each with a latency from its distance for calibrate to fit, each link with its distance; the
+    two-node fixture's one link just has its own."""
     from dataclasses import replace
 
     host = discover_host(sysfs("four_node"))
     snc = ((10, 11, 21, 21), (11, 10, 21, 21), (21, 21, 10, 11), (21, 21, 11, 10))
     text = host_topology_yaml(replace(host, distances=snc), name="snc")
-    assert "# links: they join nodes at 2 distances (11, 21)" in text
-    assert "  - {a: 0, b: 1}   # distance 11" in text and "  - {a: 0, b: 2}   # distance 21" in text
+    assert "link_kinds:                 # the links join nodes at 2 distances" in text
+    assert "  - {a: 0, b: 1, kind: distance-11}   # distance 11" in text
+    assert "  - {a: 0, b: 2, kind: distance-21}   # distance 21" in text
     two = host_topology_yaml(discover_host(sysfs("two_node")), name="two")
-    assert "they join nodes at" not in two and "  - {a: 0, b: 1}   # distance 21" in two
-    parse_topology(text, "snc.yaml")
+    assert "link_kinds" not in two and "  - {a: 0, b: 1}   # distance 21" in two
+    topo = parse_topology(text, "snc.yaml")
+    latency = {link.kind: link.latency_ns for link in topo.links}
+    assert latency == {"distance-11": round(0.05 * 90), "distance-21": round(0.55 * 90)}   # (d - 10) / 20 x 90 ns
+    assert topo.link_kinds == ("distance-11", "distance-21")
