@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from ..errors import BenchError
 from ..workload import parse_spec
 from .host import Host, array_count
-from .plan import second_core
+from .plan import first_core, second_core
 from ..units import LINE_BYTES  # noqa: F401 - the one definition
 
 __all__ = ["OpCost", "Probe", "probe_host", "case_seconds", "suite_seconds", "estimate_text",
@@ -114,8 +114,10 @@ def probe_host(host: Host, home: int, size_bytes=None, pages: str = "auto", run=
     costs, failures = {}, {}
     size = 0   # the array size of the probes (each report says it; no probe ran: an error below)
     started = time.monotonic()
+    node = host.node(home)
+    core = first_core(host, node) if node is not None else 0
     for op in PROBE_OPS:
-        spec = f"{home}.0.{op}.{home}"
+        spec = f"{home}.{core}.{op}.{home}"
         before = time.monotonic()
         try:
             report = run([spec], (), size_bytes=size_bytes, reps=PROBE_REPS, host=host, pages=pages)
@@ -133,13 +135,18 @@ def probe_host(host: Host, home: int, size_bytes=None, pages: str = "auto", run=
 
 def _chase_slowdown(host: Host, home: int, costs: dict, size_bytes, pages: str, run) -> float | None:
     """The chase's pass beside one unthrottled reader on its node against its idle pass (at least 1), or None
-    where the node has one CPU, the idle chase or reader was not measured, or the loaded run fails."""
+    where the node has one CPU (or one this process may use), the idle chase or reader was not measured, or the
+    loaded run fails."""
     node = host.node(home)
     if node is None or len(node.cpus) < 2 or "l" not in costs or "r" not in costs:
         return None
+    second = second_core(host, node)
+    if not host.may_use(node.cpus[second]):   # no CPU of the node for the reader beside the chase
+        return None
     try:
-        reader = f"{home}.{second_core(host, node)}.r.{home}"
-        report = run([f"{home}.0.l.{home}"], (reader,), size_bytes=size_bytes, reps=PROBE_REPS, host=host, pages=pages)
+        reader = f"{home}.{second}.r.{home}"
+        spec = f"{home}.{first_core(host, node)}.l.{home}"
+        report = run([spec], (reader,), size_bytes=size_bytes, reps=PROBE_REPS, host=host, pages=pages)
     except BenchError:
         return None
     chase = [t for t in report.get("threads", ()) if t.get("role") == "foreground"]

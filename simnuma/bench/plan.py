@@ -3,7 +3,8 @@
 The set depends on the host (nodes with CPUs, nodes with memory, CPU count):
 
 - single threads: ops r, w, t and l from the first core of every node with
-  CPUs to every node with memory;
+  CPUs to every node with memory (its first CPU this process may use,
+  :func:`first_core`; core 0 below stands for it);
 - two threads on one node (the home node: the first with CPUs and memory and,
   if possible, two CPUs): r+r, w+w and r+w on local memory; on a multi-node
   host also a local writer (reader) beside one writing (reading) the nearest
@@ -50,16 +51,16 @@ import re
 from dataclasses import dataclass, field
 
 from ..case import SEPARATOR, Case, parse_case
-from ..errors import BenchError
 from ..tables import count
 from ..units import format_bandwidth
 from ..workload import parse_spec
+from .cores import _home_node, first_core, second_core
 from .cpulists import format_cpulist
 from .host import DEFAULT_SIZE_ALIGN, MIN_DEFAULT_BYTES, Host, array_count, default_size_bytes, format_bytes
 
 __all__ = ["PlannedCase", "planned", "SuitePlan", "suite_plan", "suite_cases", "INDEX_FORMAT", "BACKGROUND_RATES", "stream_counts",
            "paced_rates", "MIXES", "MOST_STREAM_COUNTS", "PACED_FRACTIONS", "ArraySize", "suite_array_size",
-           "MEMORY_SHARE", "MOST_ARRAY_BYTES", "second_core"]
+           "MEMORY_SHARE", "MOST_ARRAY_BYTES", "first_core", "second_core"]
 
 INDEX_FORMAT = "simnuma-bench-suite/1"
 BACKGROUND_RATES = ("0.5GB/s", "2GB/s")
@@ -181,17 +182,6 @@ def arrays_by_node(case: PlannedCase) -> dict:
     return out
 
 
-def _home_node(host: Host):
-    """The node the suite measures from (from its core 0): the first with CPUs and memory, of those whose first
-    CPU this process may use where there are any (a job given the second socket, or every CPU but the first),
-    and of those a node with a second CPU where there is one."""
-    usable = [n for n in host.nodes if n.cpus and n.has_memory]
-    if not usable:
-        raise BenchError("no node of this host has both CPUs and memory")
-    usable = [n for n in usable if host.may_use(n.cpus[0])] or usable
-    return next((n for n in usable if len(n.cpus) >= 2), usable[0])
-
-
 def _nearest(host: Host, origin, candidates):
     """The candidate closest to ``origin`` by distance (lowest id on ties, or without distances)."""
     def key(node):
@@ -202,33 +192,25 @@ def _nearest(host: Host, origin, candidates):
 
 def _singles(host: Host, plan: SuitePlan) -> None:
     for node in (n for n in host.nodes if n.cpus):
+        core = first_core(host, node)
         for memory in (m for m in host.nodes if m.has_memory):
             for op in SINGLE_OPS:
-                plan.add(planned("single", (f"{node.id}.0.{op}.{memory.id}",),
+                plan.add(planned("single", (f"{node.id}.{core}.{op}.{memory.id}",),
                               purpose="one thread alone: the reference for every other case"))
 
 
-def second_core(host: Host, node) -> int:
-    """The core (index in the node's CPU list) of a second thread beside one on core 0: the first that is not
-    a hardware thread of core 0's core (where sysfs says; SMT siblings are numbered next to each other on some
-    machines), else 1."""
-    siblings = set(host.siblings(node.cpus[0]))
-    free = [c for c in range(1, len(node.cpus)) if node.cpus[c] not in siblings]
-    return next((c for c in free if host.may_use(node.cpus[c])), free[0] if free else 1)
-
-
 def _same_node_pairs(plan: SuitePlan, a, b) -> None:
-    x, k = a.id, second_core(plan.host, a)
-    if a.cpus[k] in plan.host.siblings(a.cpus[0]):
+    x, j, k = a.id, first_core(plan.host, a), second_core(plan.host, a)
+    if a.cpus[k] in plan.host.siblings(a.cpus[j]):
         plan.notes.append(f"every CPU of node {x} is a hardware thread of one core: the pairs on it share that"
                           " core as well as the memory")
     pairs = [("r", "r"), ("w", "w"), ("r", "w")]
     for first, second in pairs:
-        plan.add(planned("same-node", (f"{x}.0.{first}.{x}", f"{x}.{k}.{second}.{x}"),
+        plan.add(planned("same-node", (f"{x}.{j}.{first}.{x}", f"{x}.{k}.{second}.{x}"),
                       purpose="two threads sharing one node's memory"))
     if b is not None:
         for op in ("w", "r"):
-            plan.add(planned("same-node", (f"{x}.0.{op}.{x}", f"{x}.{k}.{op}.{b.id}"),
+            plan.add(planned("same-node", (f"{x}.{j}.{op}.{x}", f"{x}.{k}.{op}.{b.id}"),
                           purpose="second thread sent one hop away instead of sharing local memory"))
 
 
@@ -237,10 +219,11 @@ def _crossfire_pairs(host: Host, plan: SuitePlan, a, b) -> None:
     # as far from b as a is, so that only the distance from a changes; none such: b's own memory (on two nodes)
     by_distance = [n for n in others if host.distance(b.id, n.id) == host.distance(b.id, a.id)]
     third = _nearest(host, b, by_distance) or b
+    i, j = first_core(host, a), first_core(host, b)
     for op in ("w", "r"):
-        plan.add(planned("crossfire", (f"{a.id}.0.{op}.{b.id}", f"{b.id}.0.{op}.{a.id}"),
+        plan.add(planned("crossfire", (f"{a.id}.{i}.{op}.{b.id}", f"{b.id}.{j}.{op}.{a.id}"),
                       purpose="two threads using each other's memory over the same link"))
-        plan.add(planned("no-crossfire", (f"{a.id}.0.{op}.{b.id}", f"{b.id}.0.{op}.{third.id}"),
+        plan.add(planned("no-crossfire", (f"{a.id}.{i}.{op}.{b.id}", f"{b.id}.{j}.{op}.{third.id}"),
                       purpose="the same first thread without traffic coming back over its link"))
 
 
@@ -261,7 +244,7 @@ def _loaded_writers(host: Host, plan: SuitePlan, home) -> None:
     x = home.id
     for readers in (1, 2, 3):
         writers = 2 if len(home.cpus) >= 2 and host.cpu_count >= 2 + readers else 1
-        cores = (0, second_core(host, home))[:writers]
+        cores = (first_core(host, home), second_core(host, home))[:writers]
         threads = tuple(f"{x}.{c}.w.{x}" for c in cores)
         slots = _background_cpus(host, home, {(x, c) for c in cores})
         for rate in BACKGROUND_RATES:
@@ -321,13 +304,16 @@ def _rate_label(rate_GBps: float) -> str:
 
 
 def _stream_cores(plan: SuitePlan, home) -> list:
-    """Cores of the home node for streams beside the chase on core 0: all others but core 0's hardware threads."""
-    siblings = set(plan.host.siblings(home.cpus[0]))
-    cores = [c for c in range(1, len(home.cpus)) if home.cpus[c] not in siblings and plan.host.may_use(home.cpus[c])]
-    left_out = [f"core {c} (CPU {home.cpus[c]})" for c in range(1, len(home.cpus)) if home.cpus[c] in siblings]
+    """Cores of the home node for streams beside the chase on its first core: all others but that core's hardware
+    threads."""
+    first = first_core(plan.host, home)
+    siblings = set(plan.host.siblings(home.cpus[first]))
+    others = [c for c in range(len(home.cpus)) if c != first]
+    cores = [c for c in others if home.cpus[c] not in siblings and plan.host.may_use(home.cpus[c])]
+    left_out = [f"core {c} (CPU {home.cpus[c]})" for c in others if home.cpus[c] in siblings]
     if left_out:
         plan.notes.append(f"no stream beside the chase on node {home.id} runs on {', '.join(left_out)}: a hardware"
-                          f" thread of the chase's core (CPU {home.cpus[0]}), which would measure the sharing of the"
+                          f" thread of the chase's core (CPU {home.cpus[first]}), which would measure the sharing of the"
                           " core rather than the load on the memory")
     _note_barred(plan, home, "the streams beside the chase")
     return cores
@@ -345,7 +331,7 @@ def _note_barred(plan: SuitePlan, home, what: str) -> None:
 def _loaded_latency(plan: SuitePlan, home, stream_GBps: dict | None) -> None:
     """The chase beside unthrottled and paced local streams of each mix, on the home node."""
     x = home.id
-    chase = f"{x}.0.l.{x}"
+    chase = f"{x}.{first_core(plan.host, home)}.l.{x}"
     plan.add(planned("single", (chase,), purpose="one thread alone: the reference for every other case"),
              group="loaded-latency")
     cores = _stream_cores(plan, home)

@@ -19,7 +19,7 @@ from .estimate import Probe, estimate_text, probe_host, suite_seconds
 from .host import Host, discover_host, format_bytes
 from .merge import merge_reports
 from .plan import (BACKGROUND_RATES, INDEX_FORMAT, MIXES, MOST_STREAM_COUNTS, PACED_FRACTIONS, PlannedCase, SuitePlan, _home_node,
-                   paced_rates, second_core, stream_counts, suite_array_size, suite_cases, suite_plan)
+                   first_core, paced_rates, second_core, stream_counts, suite_array_size, suite_cases, suite_plan)
 from .run import parse_count, parse_pages, parse_reps, parse_size, run_bench
 
 __all__ = ["PlannedCase", "SuitePlan", "suite_plan", "suite_cases", "run_suite", "parse_rounds", "INDEX_FORMAT",
@@ -48,24 +48,25 @@ def _headline(report: dict) -> dict:
 
 
 def _check_first_core_allowed(host: Host, home) -> None:
-    """The suite measures from core 0 of the home node (its probe, its single threads, the chase): refuse at once,
-    in one line, where this process may not use that CPU."""
-    cpu = home.cpus[0]
-    if not host.may_use(cpu):
-        raise BenchError(f"bench suite: it runs from core 0 of node {home.id} (CPU {cpu}), which this process may"
-                         f" not use (allowed CPUs: {format_cpulist(host.allowed_cpus)}; a cpuset or CPU affinity"
-                         f" restricts it); run it where that CPU is allowed (e.g. taskset -c {cpu},...)")
+    """The suite measures from the first core of the home node this process may use (its probe, its single
+    threads, the chase): refuse at once, in one line, where it may use none of the node's CPUs (none of any node
+    with memory: :func:`~simnuma.bench.plan._home_node` would have taken another)."""
+    if not any(map(host.may_use, home.cpus)):
+        raise BenchError(f"bench suite: it runs from node {home.id} (CPUs {format_cpulist(home.cpus)}), none of whose"
+                         f" CPUs this process may use (allowed CPUs: {format_cpulist(host.allowed_cpus)}; a cpuset or"
+                         f" CPU affinity restricts it); run it where a CPU of a node with memory is allowed (e.g."
+                         f" taskset -c {home.cpus[0]},...)")
 
 
 def observe_scaling(entries: dict, host: Host, op: str) -> dict | None:
     """Do two threads on the home node move more data than one? With the reasons when they do not."""
     node = _home_node(host)
-    home, k = node.id, second_core(host, node)
-    single = entries.get(f"{home}.0.{op}.{home}")
-    pair = entries.get(f"{home}.0.{op}.{home} {home}.{k}.{op}.{home}")
+    home, j, k = node.id, first_core(host, node), second_core(host, node)
+    single = entries.get(f"{home}.{j}.{op}.{home}")
+    pair = entries.get(f"{home}.{j}.{op}.{home} {home}.{k}.{op}.{home}")
     if not single or not pair or "error" in single or "error" in pair:
         return None
-    one = single["threads"][f"{home}.0.{op}.{home}"]["GBps_best"]
+    one = single["threads"][f"{home}.{j}.{op}.{home}"]["GBps_best"]
     two = pair["foreground_total_GBps"]
     word = {"r": "readers", "w": "writers"}[op]
     observation = {

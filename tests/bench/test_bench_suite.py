@@ -172,13 +172,27 @@ def test_pairs_avoid_the_first_cores_other_hardware_thread():
     assert any("every CPU of node 0 is a hardware thread of one core" in n for n in shared.notes)
 
 
-def test_a_suite_whose_first_core_is_not_allowed_is_refused_at_once(tmp_path):
-    """The suite measures from core 0 of the home node: confined away from it, it says so before it measures."""
-    host = replace(one_node_host(2), allowed_cpus=frozenset({1}))
-    with pytest.raises(BenchError, match=r"bench suite: it runs from core 0 of node 0 \(CPU 0\), which this process"
-                                         r" may not use \(allowed CPUs: 1;"):
+def test_a_suite_without_an_allowed_cpu_on_a_node_with_memory_is_refused_at_once(tmp_path):
+    """The suite measures from a node with memory: confined to the CPU of a memoryless node, it says so before it
+    measures."""
+    host = replace(_host([(0, (0, 1), True), (1, (2,), False)], ((10, 21), (21, 10))), allowed_cpus=frozenset({2}))
+    with pytest.raises(BenchError, match=r"bench suite: it runs from node 0 \(CPUs 0-1\), none of whose CPUs this"
+                                         r" process may use \(allowed CPUs: 2;"):
         run_suite(tmp_path / "out", host=host, size_bytes=1 << 20)
     assert not (tmp_path / "out").exists()
+
+
+def test_a_suite_whose_first_cpus_are_withheld_measures_from_the_next():
+    """A container whose host keeps the first CPU of each socket for itself (CPUs 0 and 4 withheld): the suite
+    measures from each node's first allowed core, and its pairs and chase beside it, instead of refusing."""
+    host = replace(_host([(0, range(0, 4), True), (1, range(4, 8), True)], ((10, 21), (21, 10))),
+                   allowed_cpus=frozenset({1, 2, 3, 5, 6, 7}))
+    plan = suite_plan(host, SINGLE_GBps)
+    cases = names(plan.cases)
+    assert {"0.1.r.0", "0.1.w.1", "1.1.r.0", "1.1.l.1", "0.1.l.0"} <= cases
+    assert {"0.1.w.1 1.1.w.0", "0.1.w.1 1.1.w.1", "0.1.w.0 0.2.w.0", "0.1.l.0 + 0.2.r.0"} <= cases
+    assert all(parse_spec(spec).core != 0 for case in plan.cases for spec in case.threads + case.background)
+    assert not [s for s in plan.skipped if "not allowed" in s.get("reason", "")]
 
 
 def _host(nodes, rows, **kw) -> Host:
