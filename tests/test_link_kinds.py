@@ -242,3 +242,131 @@ def test_a_host_with_sub_numa_clusters_is_predicted_only_with_a_latency_per_kind
                         .thread(m.thread)["bandwidth_GBps"] / m.value - 1 for m in checks]
     assert max(map(abs, errors["kinds"])) < 0.02
     assert max(map(abs, errors["one"])) > 0.2
+
+
+# ------------------------------------------------------------------ a link's bandwidth, from a remote peak
+
+def test_a_remote_peak_brings_the_bandwidth_of_each_kind_it_crosses_into_the_default_fit():
+    from simnuma.calibrate.cases import is_peak, is_remote_peak
+
+    topo = board()
+    remote = parse_case("0.0.r.2 0.1.r.2")                  # every core of node 0 reading node 2's memory
+    assert is_remote_peak(remote, topo) and not is_peak(remote, topo)
+    assert not is_remote_peak(parse_case("0.0.r.2"), topo) and not is_remote_peak(parse_case("0.0.r.2 0.1.r.1"), topo)
+    names = default_fit(topo, [parse_case(c) for c in CASES] + [remote])
+    assert [n for n in names if n.startswith("link.")] == [
+        "link.latency@cluster", "link.latency@socket", "link.bandwidth@socket"]
+    assert "memory.queue" not in names                      # a remote peak does not load its node's memory alone
+    plain = parse_topology(BOARD.replace(", kind: cluster", "").replace(", kind: socket", ""), "plain.yaml")
+    assert "link.bandwidth" in default_fit(plain, [remote]) and "link.bandwidth" not in default_fit(plain, [
+        parse_case("0.0.r.0 0.1.r.0")])
+
+
+def test_a_calibration_finds_a_link_bandwidth_from_a_remote_peak():
+    """The socket links carry 6 GB/s each way where the board says 20: a remote peak of reads and one of writes
+    find it (both cores of node 0 streaming node 2's memory), which the single threads alone cannot see (the suite
+    measures reads; a fit takes any remote peak)."""
+    topo = board()
+    truth = topo.with_parameters({"link_kinds.socket.bandwidth": 6.0})
+    cases = ["0.0.r.2", "0.0.r.2 0.1.r.2", "0.0.w.2 0.1.w.2"]
+    cal = calibrate(topo, synthetic(truth, cases), fit=["link.bandwidth@socket"], cases=cases, processes=1)
+    (fitted,) = cal.parameters
+    assert fitted.identified and fitted.value == pytest.approx(6.0, rel=0.05)
+    assert cal.topology.link(0, 2).bandwidth_ab_GBps == cal.topology.link(1, 2).bandwidth_ba_GBps == fitted.value
+    assert cal.topology.link(0, 1).bandwidth_ab_GBps == 20.0
+    text = calibrated_yaml(cal, BOARD, ["synthetic.json"])
+    assert parse_topology(text, "calibrated.yaml") == cal.topology
+
+
+# ------------------------------------------------------------------ what the review of kinds found
+
+FLOW = BOARD.replace('''  cluster:
+    latency: 30 ns          # assumption: calibrate
+  socket:
+    latency: 30 ns          # assumption: calibrate''', '''  cluster: {bandwidth: 20 GB/s}   # within a socket
+  socket:                   # between sockets''').replace(
+    "  - {a: 1, b: 2, kind: socket}", "  - {a: 1, b: 2, kind: socket, latency: 33 ns}")
+
+
+def test_a_calibrated_kind_is_written_in_place_in_any_layout():
+    """A kind written on one line, a kind given no value, and a link of a fitted kind with its own value: the fitted
+    values go in place, the link's own value (which the fit replaced) goes, and every comment stays."""
+    topo = parse_topology(FLOW, "flow.yaml")
+    cal = calibrate(topo, synthetic(topo.with_parameters(TRUTH), CASES), fit=["link.latency"], cases=CASES,
+                    processes=1)
+    warnings = []
+    text = calibrated_yaml(cal, FLOW, ["synthetic.json"], warn=warnings.append)
+    assert warnings == [] and parse_topology(text, "calibrated.yaml") == cal.topology
+    lines = text.splitlines()
+    assert [line for line in lines if line.startswith("  cluster: {bandwidth: 20 GB/s, latency: ")]
+    assert [line for line in lines if line.startswith("  socket: {latency: ")]
+    assert "  - {a: 1, b: 2, kind: socket}" in lines
+    for comment in ("# within a socket", "# between sockets", "  latency: 30 ns            # assumption"):
+        assert any(comment in line for line in lines), comment
+
+
+def test_a_board_that_cannot_be_edited_in_place_is_written_afresh_with_a_warning():
+    topo = board()
+    cal = calibrate(topo, synthetic(topo.with_parameters(TRUTH), CASES), fit=["link.latency", "memory.latency"],
+                    cases=CASES, processes=1)
+    warnings = []     # the two kinds written as one mapping (an alias): one place cannot take two values
+    text = calibrated_yaml(cal, BOARD.replace("kinds:\n  cluster:", "kinds:\n  cluster: &c").replace(
+        "  socket:\n    latency: 30 ns          # assumption: calibrate", "  socket: *c"), ["s.json"], warn=warnings.append)
+    assert parse_topology(text, "calibrated.yaml") == cal.topology
+    assert warnings and "written afresh: the original's comments are not kept" in warnings[0]
+
+
+def test_what_if_boards_and_wirings_take_the_kinds_of_the_board_they_copy():
+    from simnuma.study.records import parameters_from
+    from simnuma.sweeps.wirings import Wiring, wiring_board
+
+    one_kind = parse_topology(BOARD.replace("kind: cluster", "kind: socket"), "one.yaml").with_parameters(
+        {"link_kinds.socket.latency": 44.0})
+    square = parameters_from(parse_topology(BOARD, "b.yaml").relabel({0: 0, 1: 1, 2: 2}), one_kind)
+    assert {(link.kind, link.latency_ns) for link in square.links} == {("socket", 44.0)}
+    two = board().with_parameters(TRUTH)
+    same = parameters_from(board(), two)            # every pair is one of its links: each keeps that link's kind
+    assert [(link.kind, link.latency_ns) for link in same.links] == [("cluster", 8.0), ("socket", 50.0), ("socket", 50.0)]
+    wiring = Wiring("w3", 3, ((0, 1), (1, 2)), ())
+    assert {link.kind for link in wiring_board(one_kind, wiring).links} == {"socket"}
+    with pytest.raises(TopologyError, match=r"board 'kinds' has links of 2 kinds \(cluster, socket\): which of them a"
+                                            r" wiring's links would take, it does not say"):
+        wiring_board(two, wiring)
+    chain = parse_topology(BOARD.replace("  - {a: 1, b: 2, kind: socket}\n", "").replace("ports: 3", "ports: 3"),
+                           "chain.yaml")
+    with pytest.raises(TopologyError, match="which of them link 1-2 of board 'kinds', which it does not have, would"):
+        parameters_from(board(), chain)
+
+
+def test_links_of_two_kinds_are_never_twins():
+    """Two kinds at equal values (before a fit moves them apart) are not interchangeable: a thread reading over a
+    cluster link and one reading over a socket link are two measurements."""
+    from simnuma.model.symmetry import exchangeable_groups
+    from simnuma.workload import parse_spec
+
+    topo = board()
+    specs = [parse_spec("0.0.r.1"), parse_spec("0.1.r.2")]
+    assert exchangeable_groups(topo, specs, []) == [[0], [1]]
+    same = parse_topology(BOARD.replace("kind: cluster", "kind: socket"), "same.yaml")
+    assert exchangeable_groups(same, specs, []) == [[0, 1]]
+
+
+@pytest.mark.parametrize("items, message", [
+    (["link.latency@socket", "link.latency@socket"], "--fit 'link.latency@socket' is given twice$"),
+    (["link.latency=2:50", "link.latency@socket=3:40"],
+     r"--fit 'link.latency@socket' is given twice \(--fit 'link.latency' stands for every kind of link\)"),
+    (["link.latency@socket", "link.latency"],
+     r"--fit 'link.latency@socket' is given twice \('link.latency' stands for every kind of link\)"),
+])
+def test_a_parameter_given_twice_says_which_item_stood_for_it(items, message):
+    with pytest.raises(CalibrationError, match=message):
+        parse_fit(items, board())
+
+
+def test_a_change_of_a_kind_must_name_its_field():
+    with pytest.raises(TopologyError, match="expected link_kinds.<kind>.<field>, such as link_kinds.cluster.latency"):
+        board().with_parameters({"link_kinds.cluster": 5.0})
+    with pytest.raises(TopologyError, match=r"links\[0\].kind: expected the name of a link kind, got \['cluster'\]"):
+        parse_topology(BOARD.replace("kind: cluster}", "kind: [cluster]}"), "k.yaml")
+    with pytest.raises(TopologyError, match="got True .quote it: YAML reads on, off, yes, no as true or false."):
+        parse_topology(BOARD.replace("  cluster:\n", "  on:\n"), "k.yaml")

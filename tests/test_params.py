@@ -146,7 +146,7 @@ def test_every_catalogue_entry_is_a_declared_parameter_within_its_bounds():
     assert list(PARAMETERS) == [
         "memory.latency", "memory.efficiency", "memory.bandwidth", "memory.queue", "link.latency", "xbar.latency",
         "sri.latency", "probe.lookup", "core.window.r", "core.window.w", "core.window.t", "core.hold.r",
-        "core.hold.w", "core.hold.t", "probe.occupancy"]
+        "core.hold.w", "core.hold.t", "probe.occupancy", "link.bandwidth"]
     for name, free in PARAMETERS.items():
         param, key = declared(name)
         assert param is not None and param.fit is not None, name

@@ -12,13 +12,13 @@ def _home_node(host: Host):
     """The node the suite measures from (from its first core, :func:`first_core`): the first with CPUs and memory,
     of those whose first CPU this process may use where there are any, else of those with any CPU it may use (a
     job given the second socket, or every CPU but each socket's first, as a container whose host keeps those for
-    itself), and of those a node with a second CPU where there is one."""
+    itself), and of those a node with a second CPU it may use where there is one."""
     usable = [n for n in host.nodes if n.cpus and n.has_memory]
     if not usable:
         raise BenchError("no node of this host has both CPUs and memory")
     usable = ([n for n in usable if host.may_use(n.cpus[0])] or [n for n in usable if any(map(host.may_use, n.cpus))]
               or usable)
-    return next((n for n in usable if len(n.cpus) >= 2), usable[0])
+    return next((n for n in usable if sum(map(host.may_use, n.cpus)) >= 2), usable[0])
 
 
 def first_core(host: Host, node) -> int:

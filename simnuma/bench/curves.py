@@ -183,13 +183,14 @@ def _point(report: dict, case: str, node: int) -> CurvePoint:
 
 def _stream_peaks(reports) -> tuple[dict, dict]:
     """``({(node, op): (GB/s, case)}, {(node, op): GB/s})``: the most memory bandwidth streams of one op drew
-    from a node with no chase beside them (single streams and all-cores peaks), and the most one stream alone
-    drew; each thread at its best repetition (the figure calibration fits too)."""
+    from their own node with no chase beside them (single streams and all-cores peaks), and the most one stream
+    alone drew; each thread at its best repetition (the figure calibration fits too)."""
     peaks: dict[tuple[int, str], tuple[float, str]] = {}
     lone: dict[tuple[int, str], float] = {}
     for case, report in reports:
         specs = [parse_spec(t["spec"]) for t in report.get("threads") or []]
-        if not specs or len({s.op for s in specs}) != 1 or len({s.mem_node for s in specs}) != 1:
+        if (not specs or len({s.op for s in specs}) != 1 or len({s.mem_node for s in specs}) != 1
+                or any(s.node != s.mem_node for s in specs)):   # another node's memory: the way there may hold it
             continue
         op, node = specs[0].op, specs[0].mem_node
         if op == "l" or any(s.rate_GBps is not None for s in specs):

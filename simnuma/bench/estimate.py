@@ -1,14 +1,15 @@
 """How long a suite will take: a quick probe of the host and a cost per case.
 
 Before a suite starts, :func:`probe_host` runs one idle thread of each op
-(``H.0.r.H``, ``H.0.w.H``, ``H.0.t.H``, ``H.0.l.H`` on the home node H) with
+(``H.0.r.H``, ``H.0.w.H``, ``H.0.t.H``, ``H.0.l.H`` on the home node H, from
+its first core this process may use: core 0 here) with
 two repetitions at the suite's array size and pages, and times each process
 from the outside.  That gives, per op, the time of one pass over the arrays
 and the time everything else takes (starting the process, mapping, binding,
 filling the arrays or linking the chase, verifying the placement), and the
 single-thread bandwidths the suite paces its background streams against.
-Where node H has a second CPU it then runs the chase beside one unthrottled
-reader (``H.0.l.H + H.1.r.H``): how much a stream slows the chase on this
+Where node H has a second CPU it may use it then runs the chase beside one
+unthrottled reader (``H.0.l.H + H.1.r.H``): how much a stream slows the chase on this
 host, which the loaded-latency cases (most of a suite's time) depend on.
 
 A case then costs (:func:`case_seconds`) the setup of its slowest thread plus

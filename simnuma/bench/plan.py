@@ -24,7 +24,10 @@ The set depends on the host (nodes with CPUs, nodes with memory, CPU count):
   for each mix: ``r`` (all reads), ``t`` (triad, 3/4 reads), ``w`` (fill and
   write-back, 1/2 reads);
 - the peak: every CPU of the home node streaming local memory (r, w, t) in the
-  foreground.
+  foreground;
+- the remote peaks, on a multi-node host: every CPU of the home node reading
+  the memory of the first node at each distance from it, where the links'
+  bandwidth decides.
 
 No case uses more threads than the host has CPUs or more memory than a node
 has free; the cases that would are listed as skipped with the reason.  A case
@@ -56,7 +59,8 @@ from ..units import format_bandwidth
 from ..workload import parse_spec
 from .cores import _home_node, first_core, second_core
 from .cpulists import format_cpulist
-from .host import DEFAULT_SIZE_ALIGN, MIN_DEFAULT_BYTES, Host, array_count, default_size_bytes, format_bytes
+from .host import Host, array_count, format_bytes
+from .sizing import MEMORY_SHARE, MOST_ARRAY_BYTES, ArraySize, suite_array_size
 
 __all__ = ["PlannedCase", "planned", "SuitePlan", "suite_plan", "suite_cases", "INDEX_FORMAT", "BACKGROUND_RATES", "stream_counts",
            "paced_rates", "MIXES", "MOST_STREAM_COUNTS", "PACED_FRACTIONS", "ArraySize", "suite_array_size",
@@ -69,8 +73,6 @@ MIXES = ("r", "t", "w")            # background ops of the loaded-latency cases:
 MOST_STREAM_COUNTS = 8             # unthrottled stream counts per mix, spread from 1 to K
 PACED_FRACTIONS = (0.1, 1.2)       # paced totals from 10% to 120% of K x the single-thread bandwidth
 _LONGEST_STEM = 120                # report file names stay far below the 255 bytes a file system allows
-MEMORY_SHARE = 0.5                 # the arrays of the largest case on a node take at most this share of its memory
-MOST_ARRAY_BYTES = 1 << 30         # no array of a suite is larger: a chase's pass over 1 GiB is 16.8 M loads
 
 
 @dataclass(frozen=True)
@@ -243,7 +245,8 @@ def _background_cpus(host: Host, home, taken: set) -> list:
 def _loaded_writers(host: Host, plan: SuitePlan, home) -> None:
     x = home.id
     for readers in (1, 2, 3):
-        writers = 2 if len(home.cpus) >= 2 and host.cpu_count >= 2 + readers else 1
+        second = len(home.cpus) >= 2 and host.may_use(home.cpus[second_core(host, home)])
+        writers = 2 if second and host.cpu_count >= 2 + readers else 1
         cores = (first_core(host, home), second_core(host, home))[:writers]
         threads = tuple(f"{x}.{c}.w.{x}" for c in cores)
         slots = _background_cpus(host, home, {(x, c) for c in cores})
@@ -368,6 +371,27 @@ def _peak(plan: SuitePlan, home) -> None:
                                                   " local memory: the peak"), group="peak")
 
 
+def _remote_peaks(plan: SuitePlan, home) -> None:
+    """Every CPU of the home node reading another node's memory, for each distance from it that a node with memory
+    lies at (the first such node): the ways to the other nodes at their peak, where the links' bandwidth decides,
+    as MLC's bandwidth matrix measures it (reads: the data one way, nothing of the memory's write curve).  They do
+    not size the suite's arrays (:mod:`.sizing`): on a node with less memory than the home node they are skipped."""
+    x = home.id
+    cores = [c for c in range(len(home.cpus)) if plan.host.may_use(home.cpus[c])]
+    if len(cores) < 2:
+        return
+    targets: dict = {}   # distance -> the first node with memory at it
+    for n in plan.host.nodes:
+        if n.has_memory and n.id != x:
+            targets.setdefault(plan.host.distance(x, n.id), n)
+    for distance, node in sorted(targets.items(), key=lambda item: (item[0] is None, item[0] or 0, item[1].id)):
+        threads = tuple(f"{x}.{c}.r.{node.id}" for c in cores)
+        at = f" (distance {distance})" if distance is not None else ""
+        plan.add(planned("remote-peak", threads, purpose=f"every CPU of node {x} this process may use reading node"
+                                                  f" {node.id}'s memory{at}: the way there at its peak"),
+                 group="remote-peak")
+
+
 def suite_plan(host: Host, stream_GBps: dict | None = None, size_bytes: int | None = None) -> SuitePlan:
     """Every case of the suite for ``host``, planned without running anything.
 
@@ -389,13 +413,15 @@ def _plan(host: Host, stream_GBps: dict | None, size_bytes: int | None) -> Suite
     if len(home.cpus) >= 2:
         _same_node_pairs(plan, home, nearest)
     else:
-        plan.skipped.append({"case": f"{home.id}.0.w.{home.id} {home.id}.1.w.{home.id}", "kind": "same-node",
+        plan.skipped.append({"case": f"{home.id}.{first_core(host, home)}.w.{home.id} {home.id}.1.w.{home.id}",
+                             "kind": "same-node",
                              "reason": f"node {home.id} has only one CPU"})
     if nearest is not None:
         _crossfire_pairs(host, plan, home, nearest)
     _loaded_writers(host, plan, home)
     _loaded_latency(plan, home, stream_GBps)
     _peak(plan, home)
+    _remote_peaks(plan, home)
     return plan
 
 
@@ -403,73 +429,3 @@ def suite_cases(host: Host, stream_GBps: dict | None = None, size_bytes: int | N
     """``(cases, skipped)`` for ``host``; skipped entries say why a case does not fit (see :func:`suite_plan`)."""
     plan = suite_plan(host, stream_GBps, size_bytes)
     return plan.cases, plan.skipped
-
-
-# ------------------------------------------------------------------ the array size
-
-@dataclass(frozen=True)
-class ArraySize:
-    """The suite's array size: the benchmark's default, or less where a node's memory or the cap sets it."""
-
-    size_bytes: int
-    wanted_bytes: int   # the benchmark's default for the host (4 x its last-level cache, at least 64 MiB)
-    llc_bytes: int      # the last-level cache the default was derived from
-    limit: str = ""     # why ``size_bytes`` is below ``wanted_bytes`` ('' when it is not)
-
-    @property
-    def limited(self) -> bool:
-        return self.size_bytes < self.wanted_bytes
-
-    @property
-    def wanted_text(self) -> str:
-        """``4 x the 96 MiB last-level cache`` or ``the 64 MiB minimum``: where the default comes from."""
-        if 4 * self.llc_bytes > MIN_DEFAULT_BYTES:
-            return f"4 x the {format_bytes(self.llc_bytes)} last-level cache"
-        return f"the {format_bytes(MIN_DEFAULT_BYTES)} minimum"
-
-    @property
-    def rule(self) -> str:
-        """How the size was chosen, for the suite's index."""
-        default = f"default: {self.wanted_text}, in whole 2 MiB"
-        return f"{default}, limited to {format_bytes(self.size_bytes)}: {self.limit}" if self.limited else default
-
-    def note(self) -> str:
-        """The one line the suite prints when the size is limited."""
-        return (f"bench suite: arrays of {format_bytes(self.size_bytes)}, not {format_bytes(self.wanted_bytes)}"
-                f" ({self.wanted_text}): {self.limit}; arrays this small may stay partly in cache")
-
-
-def suite_array_size(host: Host) -> ArraySize:
-    """The array size of every case of a suite on ``host`` (see the module docstring for the rule and why).
-
-    The benchmark's default, unless the largest planned case on a node would
-    need more than :data:`MEMORY_SHARE` of that node's memory (``MemTotal``),
-    or an array more than :data:`MOST_ARRAY_BYTES`; then the largest size
-    within both, rounded down to whole 2 MiB.
-    """
-    wanted = default_size_bytes(host)
-    limits = [(MOST_ARRAY_BYTES, f"the suite's cap of {format_bytes(MOST_ARRAY_BYTES)} per array (a pass of the"
-                                 " latency chase grows with its array)")]
-    limits += _memory_limits(host)
-    most_bytes, why = min(limits, key=lambda limit: limit[0])
-    if most_bytes >= wanted:
-        return ArraySize(wanted, wanted, host.llc_bytes)
-    size = max(DEFAULT_SIZE_ALIGN, most_bytes // DEFAULT_SIZE_ALIGN * DEFAULT_SIZE_ALIGN)
-    return ArraySize(size, wanted, host.llc_bytes, why)
-
-
-def _memory_limits(host: Host) -> list:
-    """``[(bytes per array, why)]``: for each node of known memory, its share over the most arrays a case puts on it."""
-    most: dict[int, tuple] = {}   # node id -> (arrays, the case)
-    for case in _plan(host, None, None).cases:   # paced cases put as many arrays on a node as the unpaced ones
-        for node_id, arrays in arrays_by_node(case).items():
-            if arrays > most.get(node_id, (0, None))[0]:
-                most[node_id] = (arrays, case)
-    out = []
-    for node in host.nodes:
-        if node.id in most and node.memory_total_bytes:
-            arrays, case = most[node.id]
-            out.append((int(MEMORY_SHARE * node.memory_total_bytes) // arrays,
-                        f"the {arrays} arrays of the largest case on node {node.id} (a {case.kind} case) must fit in"
-                        f" {MEMORY_SHARE:.0%} of its {format_bytes(node.memory_total_bytes)} of memory"))
-    return out

@@ -49,6 +49,9 @@ QUEUE_PER_CORE = 48
 # first served, which a core's next miss would wait behind.
 SRI_PER_CORE = 2
 FIFO_LOCAL_LATENCY_NS = 90     # the memory latency a board without curves assumes until calibrated
+LINK_DEFAULT_LATENCY = "  latency: 40 ns           # assumption: per hop; calibrate on a multi-node host"
+LINK_DEFAULT_LATENCY_UNUSED = ("  latency: 40 ns           # no link takes it: each takes its kind's (link_kinds,"
+                               " below), which calibrate fits")
 CURVE_LOCAL_LATENCY_NS = 80    # the idle latency a curve memory assumes until calibrated
 MIN_CURVE_QUEUE = 16   # a curve memory's queue at least (curves of a machine its cores barely load)
 
@@ -343,7 +346,7 @@ def _defaults(cores: int, ports: int, memory_lines: list) -> list:
         "    lookup: 20 ns          # assumption: cache probe lookup; calibrate",
         "link_defaults:",
         "  bandwidth: 20 GB/s       # assumption: per direction; calibrate on a multi-node host",
-        "  latency: 40 ns           # assumption: per hop; calibrate on a multi-node host",
+        LINK_DEFAULT_LATENCY,
         f"  buffers: {{request: {queue}, posted: {queue}, response: {queue}, probe: {queue}}}   # assumption: as the"
         f" request queue, room for every core's misses in flight, so that the link's bandwidth and latency decide"
         " (a HyperTransport receiver's 15 credits a class would hold a many-core socket's streams to a few GB/s);"
@@ -380,6 +383,13 @@ def _node_lines(host: Host, default_cores: int, hmat_bandwidth: bool = False) ->
     return lines
 
 
+def _distance_kinds(inference: LinkInference, host: Host) -> dict:
+    """``{SLIT distance: kind name}`` of the inferred links where they join pairs at more than one distance, else
+    ``{}``."""
+    classes = sorted({d for d in (host.distance(a, b) for a, b in inference.links) if d is not None})
+    return {d: f"distance-{d}" for d in classes} if len(classes) > 1 else {}
+
+
 def _link_lines(inference: LinkInference, host: Host, local_latency_ns: float) -> list:
     """The ``links:`` lines, each with the firmware's distance between its nodes where sysfs gives one.
 
@@ -396,9 +406,9 @@ def _link_lines(inference: LinkInference, host: Host, local_latency_ns: float) -
     for note in inference.notes:
         lines.append(f"# links: {note}")
     distances = {(a, b): host.distance(a, b) for a, b in inference.links}
-    classes = sorted({d for d in distances.values() if d is not None})
-    kinds = {d: f"distance-{d}" for d in classes} if len(classes) > 1 else {}
+    kinds = _distance_kinds(inference, host)
     if kinds:
+        classes = list(kinds)
         lines.append(f"link_kinds:                 # the links join nodes at {len(classes)} distances, a sign of links of"
                      " different kinds (within a socket and between sockets, or to a CXL memory): calibrate fits a"
                      " latency for each kind (docs/topology.md, link kinds); their bandwidth is link_defaults' until"
@@ -450,6 +460,9 @@ def host_topology_yaml(host: Host, name: str | None = None, memory_bandwidth_GBp
     lines += _defaults(default_cores, ports, memory_lines)
     # the firmware's bandwidth of a node's memory, where its HMAT gives one and nothing better was given
     lines += _node_lines(host, default_cores, hmat_bandwidth=not curves and memory_bandwidth_GBps is None)
+    kinds = _distance_kinds(inference, host)
+    if kinds and all(host.distance(a, b) in kinds for a, b in inference.links):   # no link takes the default's
+        lines = [LINK_DEFAULT_LATENCY_UNUSED if line == LINK_DEFAULT_LATENCY else line for line in lines]
     lines += _link_lines(inference, host, CURVE_LOCAL_LATENCY_NS if curves else FIFO_LOCAL_LATENCY_NS)
     lines.append("io:                         # assumption: one I/O port per node")
     lines.extend(f"  - {{node: {n.id}}}" for n in host.nodes)

@@ -16,18 +16,23 @@ from .rows import number_text
 
 # ------------------------------------------------------------------ the calibrated board file
 
-def calibrated_yaml(calibration: Calibration, original_text: str | None = None, sources=None) -> str:
+def calibrated_yaml(calibration: Calibration, original_text: str | None = None, sources=None, warn=None) -> str:
     """The calibrated board as YAML text, with a comment block saying what was fitted to what.
 
     With the board's ``original_text`` the fitted values are substituted in
     place (every other line and comment kept; the comment of a fitted value
-    says so); if that is not possible the board is written afresh.
+    says so; a node's or link's own value of a parameter fitted for all of
+    them, which the fit dropped, removed); if that is not possible the board
+    is written afresh, and ``warn`` (a callable taking a message) is told so.
     ``sources`` names the measurement files as the comments should show
     them (default: as they were read).
     """
     shown = list(sources) if sources else list(calibration.data.files)
     text = _edit_in_place(original_text, calibration, ", ".join(shown)) if original_text is not None else None
     if text is None:
+        if original_text is not None and warn is not None:
+            warn("the calibrated board could not be written over the original's text, so it is written afresh:"
+                 " the original's comments are not kept")
         text = calibration.topology.to_yaml()
     text = _insert_block(_remove_block(text), _comment_block(calibration, shown))
     if parse_topology(text, "<calibrated>") != calibration.topology:
@@ -123,6 +128,8 @@ def _edit_in_place(text: str, cal: Calibration, shown: str) -> str | None:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError:
         return None
+    text = _without_overrides(text, root, cal.written)
+    root = yaml.compose(text, Loader=yaml.SafeLoader)
     inserted = _insert_missing(text, root, [p for p in cal.written if _scalar_at(root, p.param.path.split(".")) is None])
     if inserted is None:
         return None
@@ -166,11 +173,15 @@ def _edit_in_place(text: str, cal: Calibration, shown: str) -> str | None:
 def _insert_missing(text: str, root, params: list) -> str | None:
     """``text`` with a line for each fitted parameter the file does not set yet; None if that is not possible.
 
-    The value goes under the deepest block mapping of its path that exists,
-    as ``key: {sub: value}`` on a new line after that mapping's last line.
+    The value goes under the deepest mapping of its path that exists: in a
+    block mapping as ``key: {sub: value}`` on a new line after its last line,
+    in a one-line ``{...}`` mapping as one more entry, and for a key given
+    no value (``near:``) as its value.
     """
     import yaml
 
+    inline: dict[int, str] = {}   # text index -> what to insert there (one-line mappings, empty values)
+    collided = False
     groups: dict[tuple[int, int], dict[str, Any]] = {}   # (line to insert after, indent) -> {first missing key: {rest: value}}
     for p in params:
         parts = p.param.path.split(".")
@@ -178,18 +189,85 @@ def _insert_missing(text: str, root, params: list) -> str | None:
         while depth > 0 and _node_at(root, parts[:depth]) is None:
             depth -= 1
         mapping = _node_at(root, parts[:depth])
-        if not isinstance(mapping, yaml.MappingNode) or mapping.flow_style or not mapping.value:
+        nested: dict[str, Any] = {}
+        inner = nested
+        for key in parts[depth:-1]:
+            inner = inner.setdefault(key, {})
+        inner[parts[-1]] = p.param.document_value(p.value)
+        if isinstance(mapping, yaml.ScalarNode) and mapping.tag.endswith(":null") and depth > 0:
+            collided = collided or mapping.start_mark.index in inline
+            inline[mapping.start_mark.index] = " " + _flow(nested)
+            continue
+        if isinstance(mapping, yaml.MappingNode) and mapping.flow_style:
+            collided = collided or mapping.end_mark.index - 1 in inline
+            inline[mapping.end_mark.index - 1] = (", " if mapping.value else "") + _flow(nested)[1:-1]
+            continue
+        if not isinstance(mapping, yaml.MappingNode) or not mapping.value:
             return None
         where = (_last_line(mapping), mapping.value[0][0].start_mark.column)
-        nested = groups.setdefault(where, {})
+        group = groups.setdefault(where, {})
         for key in parts[depth:-1]:
-            nested = nested.setdefault(key, {})
-        nested[parts[-1]] = p.param.document_value(p.value)
+            group = group.setdefault(key, {})
+        group[parts[-1]] = p.param.document_value(p.value)
+    if collided:
+        return None   # two values into one place: not written in place
+    for at in sorted(inline, reverse=True):
+        text = text[:at] + inline[at] + text[at:]
     lines = text.splitlines(keepends=True)
     for (after, indent), entries in sorted(groups.items(), reverse=True):
         new = [" " * indent + f"{key}: {_flow(value)}\n" for key, value in entries.items()]
         lines[after + 1:after + 1] = new
     return "".join(lines)
+
+
+def _without_overrides(text: str, root, written: list) -> str:
+    """``text`` without the own values that the fitted parameters replaced: a fitted ``link_defaults.<field>`` drops
+    every link's own, a fitted ``link_kinds.<kind>.<field>`` those of the links of that kind, a fitted
+    ``defaults.<field>`` every node's (as :meth:`~simnuma.topology.Topology.with_parameters` does)."""
+    import yaml
+
+    spans = []
+    for p in written:
+        head, *rest = p.param.path.split(".")
+        if head == "defaults":
+            section, field, keep = "nodes", rest, None
+        elif head == "link_defaults":
+            section, field, keep = "links", rest, None
+        elif head == "link_kinds":
+            section, field, keep = "links", rest[1:], rest[0]
+        else:
+            continue
+        entries = _node_at(root, [section])
+        for entry in entries.value if isinstance(entries, yaml.SequenceNode) else ():
+            if keep is not None and (_scalar_at(entry, ["kind"]) is None or _scalar_at(entry, ["kind"]).value != keep):
+                continue
+            parent = _node_at(entry, field[:-1])
+            if isinstance(parent, yaml.MappingNode):
+                spans += _pair_spans(text, parent, field[-1])
+    for start, end in sorted(set(spans), reverse=True):
+        text = text[:start] + text[end:]
+    return text
+
+
+def _pair_spans(text: str, mapping, key: str) -> list:
+    """The ``[start, end)`` of the text that gives ``key`` in ``mapping`` (a one-line mapping's entry with its comma, a
+    block mapping's whole lines)."""
+    pairs = mapping.value
+    for i, (k, v) in enumerate(pairs):
+        if not (hasattr(k, "value") and k.value == key):
+            continue
+        if mapping.flow_style:
+            if i > 0:
+                return [(pairs[i - 1][1].end_mark.index, v.end_mark.index)]
+            if len(pairs) > 1:
+                return [(k.start_mark.index, pairs[1][0].start_mark.index)]
+            return [(k.start_mark.index, v.end_mark.index)]
+        start = text.rfind("\n", 0, k.start_mark.index) + 1
+        if text[start:k.start_mark.index].strip():
+            return []   # the key shares its line with what comes before it: left alone (the read-back check decides)
+        end = text.find("\n", v.end_mark.index - (1 if v.end_mark.column == 0 else 0))
+        return [(start, len(text) if end < 0 else end + 1)]
+    return []
 
 
 def _flow(value) -> str:

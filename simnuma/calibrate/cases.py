@@ -223,15 +223,29 @@ def chase_pages_problem(m) -> str:
     return ""
 
 
-def is_peak(case: Case, topology: Topology) -> bool:
-    """Every core of one node streaming its local memory: one op (r, w or t), unthrottled, no background."""
+def peak_of(case: Case, topology: Topology) -> tuple | None:
+    """``(node, memory node)`` of a peak: every core of one node streaming one node's memory (its own, or another's
+    over the links: a remote peak), one op (r, w or t), unthrottled, no background; None for another case."""
     if case.background or case.subscription or len(case.threads) < 2:
-        return False
+        return None
     specs = [parse_spec(s) for s in case.threads]
-    node, op = specs[0].node, specs[0].op
-    if op not in STRIDE_OPS or node not in topology.node_ids:
-        return False
-    if any(s.node != node or s.op != op or s.mem_node != node or s.rate_GBps for s in specs):
-        return False
+    node, op, memory = specs[0].node, specs[0].op, specs[0].mem_node
+    if op not in STRIDE_OPS or node not in topology.node_ids or memory not in topology.node_ids:
+        return None
+    if any(s.node != node or s.op != op or s.mem_node != memory or s.rate_GBps for s in specs):
+        return None
     cores = [s.core for s in specs]
-    return len(set(cores)) == len(cores) and set(cores) == set(range(topology.node(node).cores))
+    whole = len(set(cores)) == len(cores) and set(cores) == set(range(topology.node(node).cores))
+    return (node, memory) if whole else None
+
+
+def is_peak(case: Case, topology: Topology) -> bool:
+    """Every core of one node streaming its local memory (:func:`peak_of`)."""
+    peak = peak_of(case, topology)
+    return peak is not None and peak[0] == peak[1]
+
+
+def is_remote_peak(case: Case, topology: Topology) -> bool:
+    """Every core of one node streaming another node's memory (:func:`peak_of`): the way there at its peak."""
+    peak = peak_of(case, topology)
+    return peak is not None and peak[0] != peak[1]

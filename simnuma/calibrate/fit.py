@@ -11,7 +11,7 @@ from ..errors import CalibrationError, SpecError
 from ..measurements import MeasurementSet, parse_case
 from ..topology import Topology, load_topology
 from ..workload import parse_spec
-from .cases import STRIDE_OPS, chase_pages_problem, check_measurements, is_peak, sim_case
+from .cases import STRIDE_OPS, chase_pages_problem, check_measurements, peak_of, sim_case
 from .parameters import (
     _INTEGER_MAX,
     MAX_FIT_EVALUATIONS,
@@ -35,7 +35,7 @@ def choose_cases(data: MeasurementSet, cases=None, topology: Topology | None = N
     single-thread stride case (op ``r``, ``w`` or ``t``), every idle latency
     chase measured on huge pages (a chase on base pages is left out, see
     :func:`chase_pages_problem`), and, given the board, every peak (every core
-    of one node streaming its local memory, :func:`is_peak`).  Cases with
+    of one node streaming one node's memory, its own or another's, :func:`peak_of`).  Cases with
     background threads (loaded latency, paced loads) are validation cases.
     """
     if not cases:
@@ -51,7 +51,7 @@ def choose_cases(data: MeasurementSet, cases=None, topology: Topology | None = N
                     left_out += problems
                 else:
                     chosen.append(c)
-            elif topology is not None and is_peak(c, topology):
+            elif topology is not None and peak_of(c, topology) is not None:
                 chosen.append(c)
         if not chosen:
             raise CalibrationError(f"{', '.join(data.files)}: no single-thread stride case (op r, w or t), idle"

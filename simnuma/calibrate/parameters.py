@@ -14,7 +14,7 @@ from ..topology.schema import check_value
 from ..units import KINDS
 from ..topology import Topology
 from ..workload import parse_spec
-from .cases import is_peak
+from .cases import is_peak, is_remote_peak
 
 DIFF_STEP = 0.05             # finite-difference step, as a fraction of a parameter's range
 NOISE_FLOOR = 0.01           # relative precision of one steady-mode prediction (its 1% confidence target)
@@ -93,7 +93,8 @@ class FreeParameter:
             links = [link for link in topology.links if link.kind == self.kind]
             if not links:
                 return None
-            value = getattr(links[0], param.field)
+            # a rate is fitted as one bandwidth for both directions: from a's to b's as the prior
+            value = getattr(links[0], param.field[0] if isinstance(param.field, tuple) else param.field)
         else:
             value = getattr(topology.nodes[0], param.field)
         if key is not None:   # one key of a family, its default when the board gives none
@@ -202,7 +203,7 @@ PARAMETERS = {name: _free_parameter(name, param, key) for name, param, key in _c
 _MODEL_VARIANTS = {(name, model): variant for name, param, _ in _catalogue() for model, variant in param.fit.variants}
 
 # every parameter a default fit may hold; default_fit() takes those the chosen cases can identify
-DEFAULT_FIT = ("memory.latency", "memory.efficiency", "memory.queue", "link.latency", "xbar.latency",
+DEFAULT_FIT = ("memory.latency", "memory.efficiency", "memory.queue", "link.latency", "link.bandwidth", "xbar.latency",
                "probe.lookup", "core.window.r", "core.window.w", "core.window.t")
 _INTEGER_MAX = {name: param.fit.integer_max for name, param, _ in _catalogue() if param.kind == "int"}
 FIT_DECIMALS = 9             # a fitted value goes to the board rounded to this many decimals (Evaluator.changes)
@@ -212,8 +213,10 @@ def default_fit(topology: Topology, cases) -> list:
     """The names of the parameters the chosen ``cases`` can identify on ``topology``.
 
     Always the memory latency and the crossbar; the window of every stride op
-    measured; the link latency when a thread crosses a link; the probe lookup
-    when a multi-node board broadcasts probes; the DRAM queue (and, for a
+    measured; the link latency when a thread crosses a link, and the link
+    bandwidth with a remote peak (every core of a node streaming another's
+    memory), each one per kind of link crossed on a board with link kinds; the
+    probe lookup when a multi-node board broadcasts probes; the DRAM queue (and, for a
     FIFO memory, its efficiency) only with a peak, the only case that fills
     the queue and loads the memory, and not for a curve memory, whose queue
     ``bench host`` derives from the curves (Little's law at the read curve's
@@ -226,18 +229,21 @@ def default_fit(topology: Topology, cases) -> list:
     peaks = any(is_peak(c, topology) for c in cases)
     models = board_memory_models(topology)
     fifo = models == ("fifo",)
+    remote_peaks = [parse_spec(c.threads[0]) for c in cases if is_remote_peak(c, topology)]
     wanted = {
         "memory.latency": True,
         "memory.efficiency": peaks and fifo,
         "memory.queue": peaks and "curve" not in models,
         "link.latency": bool(topology.links) and any(s.node != s.mem_node for s in specs),
+        "link.bandwidth": bool(remote_peaks),
         "xbar.latency": True,
         "probe.lookup": topology.coherence == "broadcast" and len(topology.nodes) > 1,
     }
     names = [n for n in DEFAULT_FIT if wanted.get(n, n.startswith("core.window.") and n[-1] in ops)]
-    if "link.latency" in names and topology.link_kinds:   # one latency per kind of link a thread's route crosses
-        at = names.index("link.latency")
-        names[at:at + 1] = [_kind_name("link.latency", kind) for kind in _crossed_kinds(topology, specs)]
+    for name, crossing in (("link.latency", specs), ("link.bandwidth", remote_peaks)):
+        if name in names and topology.link_kinds:   # one per kind of link the threads' ways cross
+            at = names.index(name)
+            names[at:at + 1] = [_kind_name(name, kind) for kind in _crossed_kinds(topology, crossing)]
     return names
 
 
@@ -310,16 +316,19 @@ def parse_fit(items=None, topology: Topology | None = None, cases=()) -> list:
     if not items:
         names = default_fit(topology, cases) if topology is not None else list(DEFAULT_FIT)
         return [p for n in names for p in _catalogued(n, topology, n)]
-    out, seen = [], set()
+    out: list = []
+    seen: dict = {}   # parameter name -> the item's name that asked for it
     for item in items:
         text = str(item).strip()
         name, bounded, bounds = text.partition("=")
-        for param in _catalogued(name.strip(), topology, text):
+        name = name.strip()
+        for param in _catalogued(name, topology, text):
             if param.name in seen:
-                raise CalibrationError(f"--fit {param.name!r} is given twice"
-                                       + (f" ({name.strip()!r} stands for every kind of link)" if param.name != name.strip()
-                                          or KIND_MARK in param.name else ""))
-            seen.add(param.name)
+                earlier = seen[param.name]
+                why = (f" (--fit {earlier!r} stands for every kind of link)" if earlier != param.name else
+                       f" ({name!r} stands for every kind of link)" if name != param.name else "")
+                raise CalibrationError(f"--fit {param.name!r} is given twice{why}")
+            seen[param.name] = name
             if bounded:
                 param = _bounded(param, *_bounds(bounds, text), text)
             out.append(param)
@@ -356,6 +365,7 @@ def _check_plausible(param: FreeParameter, bound: float, text: str) -> None:
     """CalibrationError when a board could not take ``bound`` for ``param`` (a time or bandwidth far beyond what
     one can be: the board's own plausibility check, before any simulation)."""
     kind = declared(param.base)[0].kind
+    kind = "bandwidth" if kind == "bandwidth_spec" else kind
     if kind not in KINDS:    # counts and fractions: bounded above
         return
     try:

@@ -143,7 +143,8 @@ def cmd_calibrate(args) -> int:
                         max_evaluations=max_evaluations, progress=bar.update, log=_stderr_log)
     finally:
         bar.close()
-    content = calibrated_yaml(cal, text, _display_sources(args.sources))
+    content = calibrated_yaml(cal, text, _display_sources(args.sources),
+                              warn=lambda message: print(f"warning: {message}", file=sys.stderr))
     print(cal.render_text())
     if args.json is not None:
         write_json(args.json, cal.to_dict())

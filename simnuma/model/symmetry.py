@@ -44,8 +44,9 @@ def _node_key(node) -> object:
 
 def _link_key(topology, a: int, b: int) -> tuple:
     link = topology.link(a, b)
+    # its kind too: links of two kinds are apart whatever their values (a calibration moves them apart)
     return (link.bandwidth_GBps(a, b), link.latency_ns, tuple(sorted(link.buffers.items())),
-            tuple(sorted(link.data_buffers.items())), link.count)
+            tuple(sorted(link.data_buffers.items())), link.count, link.release, link.kind)
 
 
 def _preserves_board(topology, sigma: dict) -> bool:

@@ -128,8 +128,11 @@ def parameters_from(board: Topology, like: Topology) -> Topology:
 
     A what-if board built from another board's sockets should keep that board's
     timing when the other board is recalibrated: the ``defaults`` (except
-    cores and ports) and ``link_defaults`` of ``like`` replace ``board``'s, and
-    ``board``'s per-node and per-link overrides of them are dropped.
+    cores and ports), ``link_defaults`` and ``link_kinds`` of ``like`` replace
+    ``board``'s, and ``board``'s per-node and per-link overrides of them are
+    dropped.  A link takes the kind of ``like``'s link between the same nodes,
+    else the one kind of all ``like``'s links (TopologyError where they are of
+    several).
     """
     doc, source = board.to_dict(), like.to_dict()
     own = doc.get("defaults") or {}
@@ -138,10 +141,21 @@ def parameters_from(board: Topology, like: Topology) -> Topology:
     doc["defaults"] = defaults
     doc["link_defaults"] = source.get("link_defaults") or {}
     doc.pop("link_kinds", None)
+    if source.get("link_kinds"):
+        doc["link_kinds"] = source["link_kinds"]
+    kinds = {frozenset((link.a, link.b)): link.kind for link in like.links}
     for node in doc.get("nodes") or []:
         for key in [k for k in node if k not in ("id",) + _STRUCTURAL_DEFAULTS]:
             del node[key]
     for link in doc.get("links") or []:
         for key in [k for k in link if k not in ("a", "b")]:
             del link[key]
+        kind = kinds.get(frozenset((link["a"], link["b"])), _NO_PAIR)
+        if kind is _NO_PAIR:
+            kind = like.only_link_kind(f"link {link['a']}-{link['b']} of board {board.name!r}, which it does not have,")
+        if kind is not None:
+            link["kind"] = kind
     return topology_from_dict(doc, source=board.source)
+
+
+_NO_PAIR = object()   # a pair the board that gives the parameters does not link

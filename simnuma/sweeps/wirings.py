@@ -186,7 +186,9 @@ def wiring_board(template, wiring: Wiring, routing: str | None = None):
     doc["nodes"] = [{"id": i} for i in range(wiring.sockets)]
     if wiring.ports:
         doc.setdefault("defaults", {})["ports"] = wiring.ports
-    doc["links"] = [{"a": a, "b": b, **({"count": n} if n > 1 else {})} for (a, b), n in wiring.counts().items()]
+    kind = template.only_link_kind("a wiring's links")
+    doc["links"] = [{"a": a, "b": b, **({"count": n} if n > 1 else {}), **({"kind": kind} if kind else {})}
+                    for (a, b), n in wiring.counts().items()]
     if wiring.io:
         doc["io"] = [{"node": s} for s in wiring.io]
     return topology_from_dict(doc, source=f"{template.source} (wiring {wiring.name})")

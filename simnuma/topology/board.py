@@ -212,6 +212,16 @@ class Topology:
         """The names of the link kinds the board's links take parameters from, each once, in link order."""
         return tuple(dict.fromkeys(link.kind for link in self.links if link.kind is not None))
 
+    def only_link_kind(self, whose: str) -> str | None:
+        """The link kind every link takes (None for none), for new links built from this board's (``whose`` links:
+        a wiring's, a what-if's); TopologyError where its links are of more than one kind, between which the board
+        cannot choose for them."""
+        kinds = sorted({str(link.kind) for link in self.links})
+        if len(kinds) > 1:
+            raise TopologyError(f"board {self.name!r} has links of {len(kinds)} kinds ({', '.join(kinds)}): which of"
+                                f" them {whose} would take, it does not say; give a board whose links are of one kind")
+        return self.links[0].kind if self.links else None
+
     @property
     def directions(self) -> tuple:
         """Every link direction ``(src, dst)``, two per link, in link order."""

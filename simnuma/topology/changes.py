@@ -46,6 +46,9 @@ def apply_change(doc: dict, dotted: str, value, topo: Topology) -> None:
         _set_field(_node_entry(doc, rest[0], topo, dotted), rest[1:], value, NODE_SCHEMA, dotted, topo)
     elif head == "links" and rest:
         _set_field(_link_entry(doc, rest[0], topo, dotted), rest[1:], value, LINK_SCHEMA, dotted, topo)
+    elif head == "link_kinds":
+        example = topo.link_kinds[0] if topo.link_kinds else "socket"
+        raise _change_error(topo, dotted, f"expected link_kinds.<kind>.<field>, such as link_kinds.{example}.latency")
     else:
         valid = _TOP_SCALARS + ("defaults", "link_defaults", "link_kinds", "nodes", "links")
         raise _change_error(topo, dotted, suggest(head, valid))

@@ -23,7 +23,8 @@ class _LinkKinds(_Checker):
         for name, params in raw.items():
             path = ("link_kinds", name)
             if not isinstance(name, str) or not LINK_KIND_NAME.match(name):
-                self.err(path, f"expected a kind name (a letter, then letters, digits, '-' or '_'), got {name!r}")
+                quote = " (quote it: YAML reads on, off, yes, no as true or false)" if isinstance(name, bool) else ""
+                self.err(path, f"expected a kind name (a letter, then letters, digits, '-' or '_'), got {name!r}{quote}")
                 continue
             if params is None:
                 params = {}
@@ -42,6 +43,9 @@ class _LinkKinds(_Checker):
             return None, {}
         if isinstance(name, str) and name in kinds:
             return name, kinds[name]
+        if not isinstance(name, str):
+            self.err(path + ("kind",), f"expected the name of a link kind, got {name!r}")
+            return None, {}
         if not self.has_problem_under(("link_kinds",)):
             near = closest(name, kinds)
             known = ", ".join(map(str, kinds)) if kinds else "none (the board has no link_kinds)"

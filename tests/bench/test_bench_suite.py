@@ -263,3 +263,37 @@ def test_loaded_writers_need_their_readers_on_allowed_cpus():
     assert len(skipped) == 4
     assert all(("this process may use 1" if "2 background" in case else "this process may use 2") in reason
                for case, reason in skipped.items())
+
+
+def test_remote_peaks_take_the_first_node_at_each_distance():
+    """Two sockets of two clusters (12 within a socket, 21 across): every allowed CPU of the home node reads the
+    other cluster's memory and the other socket's first node's, so that calibrate sees each kind of link at its
+    peak; a one-node host has none."""
+    host = _host([(0, range(0, 4), True), (1, range(4, 8), True), (2, range(8, 12), True), (3, range(12, 16), True)],
+                 ((10, 12, 21, 21), (12, 10, 21, 21), (21, 21, 10, 12), (21, 21, 12, 10)))
+    plan = suite_plan(host, SINGLE_GBps)
+    assert plan.groups["remote-peak"] == [" ".join(f"0.{c}.r.{m}" for c in range(4)) for m in (1, 2)]
+    assert all(c.kind == "remote-peak" for c in plan.cases if c.name in plan.groups["remote-peak"])
+    withheld = suite_plan(replace(host, allowed_cpus=frozenset(range(16)) - {0, 4, 8, 12}), SINGLE_GBps)
+    assert withheld.groups["remote-peak"][0] == "0.1.r.1 0.2.r.1 0.3.r.1"
+    assert "remote-peak" not in suite_plan(one_node_host(4), SINGLE_GBps).groups
+
+
+def test_the_home_node_is_one_with_two_cpus_this_process_may_use():
+    """No node's first CPU allowed (CPUs 3 and 5-7 of two nodes of four): node 1, whose three allowed CPUs make
+    pairs, a chase beside streams and a peak, and not node 0, whose one would leave every pair skipped."""
+    host = replace(_host([(0, range(0, 4), True), (1, range(4, 8), True)], ((10, 21), (21, 10))),
+                   allowed_cpus=frozenset({3, 5, 6, 7}))
+    plan = suite_plan(host, SINGLE_GBps)
+    assert "1.1.r.1 1.2.r.1" in plan.groups["same-node"] and plan.groups["peak"][0] == "1.1.r.1 1.2.r.1 1.3.r.1"
+
+
+def test_a_home_node_with_one_allowed_cpu_keeps_one_writer_beside_the_readers():
+    """Node 0 (memory) lets this process use CPU 3 only, node 1 (no memory) all of its CPUs: the loaded-writer cases
+    take one writer, on CPU 3, and their readers on node 1, instead of being skipped for a second writer's CPU."""
+    host = replace(_host([(0, range(0, 4), True), (1, range(4, 8), False)], ((10, 21), (21, 10))),
+                   allowed_cpus=frozenset({3, 4, 5, 6, 7}))
+    plan = suite_plan(host, SINGLE_GBps)
+    loaded = [c for c in plan.cases if c.kind == "loaded"]
+    assert loaded and all(c.threads == ("0.3.w.0",) for c in loaded)
+    assert not [s for s in plan.skipped if s["kind"] == "loaded"]

@@ -84,7 +84,8 @@ def test_home_node_only_on_a_two_node_server():
     latency = [c for c in plan.cases if c.kind == "loaded-latency"]
     assert latency and all(parse_spec(s).node == 0 and parse_spec(s).mem_node == 0
                            for c in latency for s in c.threads + c.background)
-    assert [len(c.threads) for c in plan.cases if c.kind == "peak"] == [16, 16, 16]
+    assert [len(c.threads) for c in plan.cases if c.kind in ("peak", "remote-peak")] == [16, 16, 16, 16]
+    assert plan.groups["remote-peak"] == [" ".join(f"0.{c}.r.1" for c in range(16))]
 
 
 def test_no_stream_on_a_hardware_thread_of_the_chase_core():

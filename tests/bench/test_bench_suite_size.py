@@ -146,3 +146,14 @@ def test_a_given_size_is_taken_as_it_is(tmp_path, monkeypatch):
     lines, sizes, index = suite_events(tmp_path, monkeypatch, big_host(24, 256 * MiB, 32 * GiB), size_bytes="4GiB")
     assert len(lines) == 1 and "estimated" in lines[0]
     assert set(sizes) == {4 * GiB} and index["size_rule"] == "--size"
+
+
+def test_a_remote_peak_on_a_small_node_is_skipped_not_a_smaller_suite():
+    """Node 1 (2 GiB) cannot hold the 24 arrays of node 0's CPUs reading it at the suite's size: that case is
+    skipped with the reason, and the suite keeps the size the other cases allow."""
+    nodes = (HostNode(0, tuple(range(24)), 64 * GiB, 64 * GiB), HostNode(1, tuple(range(24, 48)), 2 * GiB, 2 * GiB))
+    host = Host("/x", nodes, ((10, 20), (20, 10)), (), 256 * MiB, None, None, "test CPU", "Linux 6", True)
+    plan = suite_plan(host, {"r": 13.0, "w": 10.0, "t": 17.0})
+    assert plan.size_bytes == 340 * MiB and "remote-peak" not in plan.groups
+    (skipped,) = [s for s in plan.skipped if s["kind"] == "remote-peak"]
+    assert "its arrays need 8.0 GiB on node 1, which has 2 GiB free" in skipped["reason"]
