@@ -378,3 +378,45 @@ def test_version_1_files_keep_their_repetitions_and_reference_datasets_have_none
     low, high = chase.error_bar
     assert low == pytest.approx(chase.value) and high == pytest.approx(64 / 0.413357476)
     assert all(m.error_bar is None for m in load_measurements("quartet-single-thread"))
+
+
+def test_a_suite_says_which_cases_are_its_peaks(tmp_path):
+    """A suite whose process could not use CPU 0 measured its peak on the node's other cores: its index's groups
+    name that case a peak, which calibration takes as one (a case with every core of the node is one anyway)."""
+    from simnuma.calibrate import choose_cases, parse_fit
+    from simnuma.topology import parse_topology
+
+    nodes = ((0, (0, 1, 2)), (1, (3, 4, 5)))
+    single = bench_report([("0.1.r.0", "foreground", 9.5, 6.7)], nodes=nodes)
+    peak = bench_report([("0.1.r.0", "foreground", 6.1, 10.4), ("0.2.r.0", "foreground", 6.0, 10.6)], nodes=nodes)
+    remote = bench_report([("0.1.r.1", "foreground", 3.1, 20.4), ("0.2.r.1", "foreground", 3.0, 20.6)], nodes=nodes)
+    folder = write_suite(tmp_path / "suite", [single, peak, remote])
+    index = json.loads((folder / "suite.json").read_text())
+    index["groups"] = {"peak": ["0.1.r.0 0.2.r.0"], "remote-peak": ["0.1.r.1  0.2.r.1"]}
+    (folder / "suite.json").write_text(json.dumps(index))
+    data = load_measurements(folder)
+    assert data.peaks == {"0.1.r.0 0.2.r.0", "0.1.r.1 0.2.r.1"}
+    board = parse_topology(TWO_NODES, "b.yaml")
+    chosen, _ = choose_cases(data, topology=board)
+    assert [c.name for c in chosen] == ["0.1.r.0", "0.1.r.0 0.2.r.0", "0.1.r.1 0.2.r.1"]
+    names = [p.name for p in parse_fit(None, board, chosen, data.peaks)]
+    assert "memory.queue" in names and "link.bandwidth" in names
+    assert "memory.queue" not in [p.name for p in parse_fit(None, board, chosen)]   # unnamed, not every core
+
+
+TWO_NODES = """\
+name: two
+defaults:
+  cores: 3
+  ports: 2
+  core: {window: {r: 4, w: 4, t: 4}}
+  memory: {bandwidth: 20 GB/s, efficiency: 0.7, latency: 80 ns, queue: 32}
+  sri: {latency: 2 ns, buffers: {request: 4, posted: 4, response: 4}, probe_queue: 8}
+  mct: {buffers: {response: 4, probe: 2}}
+  xbar: {latency: 2 ns}
+  probe: {lookup: 20 ns}
+link_defaults: {bandwidth: 20 GB/s, latency: 30 ns, buffers: {request: 8, posted: 8, response: 8, probe: 8}}
+nodes: [{id: 0}, {id: 1}]
+links: [{a: 0, b: 1}]
+coherence: probe_filter
+"""

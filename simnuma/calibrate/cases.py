@@ -223,9 +223,11 @@ def chase_pages_problem(m) -> str:
     return ""
 
 
-def peak_of(case: Case, topology: Topology) -> tuple | None:
+def peak_of(case: Case, topology: Topology, named=frozenset()) -> tuple | None:
     """``(node, memory node)`` of a peak: every core of one node streaming one node's memory (its own, or another's
-    over the links: a remote peak), one op (r, w or t), unthrottled, no background; None for another case."""
+    over the links: a remote peak), one op (r, w or t), unthrottled, no background; None for another case.  A case
+    ``named`` (the suite planned it as a peak: every core of the node the benchmark could use, where a cpuset
+    withheld some) needs only its distinct cores of one node."""
     if case.background or case.subscription or len(case.threads) < 2:
         return None
     specs = [parse_spec(s) for s in case.threads]
@@ -235,17 +237,19 @@ def peak_of(case: Case, topology: Topology) -> tuple | None:
     if any(s.node != node or s.op != op or s.mem_node != memory or s.rate_GBps for s in specs):
         return None
     cores = [s.core for s in specs]
-    whole = len(set(cores)) == len(cores) and set(cores) == set(range(topology.node(node).cores))
-    return (node, memory) if whole else None
+    if len(set(cores)) != len(cores) or not set(cores) <= set(range(topology.node(node).cores)):
+        return None
+    whole = len(cores) == topology.node(node).cores
+    return (node, memory) if whole or case.name in named else None
 
 
-def is_peak(case: Case, topology: Topology) -> bool:
+def is_peak(case: Case, topology: Topology, named=frozenset()) -> bool:
     """Every core of one node streaming its local memory (:func:`peak_of`)."""
-    peak = peak_of(case, topology)
+    peak = peak_of(case, topology, named)
     return peak is not None and peak[0] == peak[1]
 
 
-def is_remote_peak(case: Case, topology: Topology) -> bool:
+def is_remote_peak(case: Case, topology: Topology, named=frozenset()) -> bool:
     """Every core of one node streaming another node's memory (:func:`peak_of`): the way there at its peak."""
-    peak = peak_of(case, topology)
+    peak = peak_of(case, topology, named)
     return peak is not None and peak[0] != peak[1]

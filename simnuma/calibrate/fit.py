@@ -51,7 +51,7 @@ def choose_cases(data: MeasurementSet, cases=None, topology: Topology | None = N
                     left_out += problems
                 else:
                     chosen.append(c)
-            elif topology is not None and peak_of(c, topology) is not None:
+            elif topology is not None and peak_of(c, topology, data.peaks) is not None:
                 chosen.append(c)
         if not chosen:
             raise CalibrationError(f"{', '.join(data.files)}: no single-thread stride case (op r, w or t), idle"
@@ -94,7 +94,7 @@ def calibrate(topology, data: MeasurementSet, fit=None, cases=None, processes: i
     if fit and all(isinstance(p, FreeParameter) for p in fit):
         params = for_link_kinds(fit, topology)
     else:
-        params = parse_fit(fit, topology, chosen)
+        params = parse_fit(fit, topology, chosen, data.peaks)
     params, unusable = _usable(params, topology, ops)
     params = _room_for_littles_law(params, subset, topology)
     priors = {p.name: p.prior(topology) for p in params}

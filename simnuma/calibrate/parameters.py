@@ -209,7 +209,7 @@ _INTEGER_MAX = {name: param.fit.integer_max for name, param, _ in _catalogue() i
 FIT_DECIMALS = 9             # a fitted value goes to the board rounded to this many decimals (Evaluator.changes)
 
 
-def default_fit(topology: Topology, cases) -> list:
+def default_fit(topology: Topology, cases, peaks=frozenset()) -> list:
     """The names of the parameters the chosen ``cases`` can identify on ``topology``.
 
     Always the memory latency and the crossbar; the window of every stride op
@@ -226,10 +226,10 @@ def default_fit(topology: Topology, cases) -> list:
     """
     specs = [parse_spec(s) for c in cases for s in c.threads + c.background]
     ops = {s.op for s in specs}
-    peaks = any(is_peak(c, topology) for c in cases)
+    named, peaks = peaks, any(is_peak(c, topology, peaks) for c in cases)
     models = board_memory_models(topology)
     fifo = models == ("fifo",)
-    remote_peaks = [parse_spec(c.threads[0]) for c in cases if is_remote_peak(c, topology)]
+    remote_peaks = [parse_spec(c.threads[0]) for c in cases if is_remote_peak(c, topology, named)]
     wanted = {
         "memory.latency": True,
         "memory.efficiency": peaks and fifo,
@@ -305,7 +305,7 @@ def for_link_kinds(params: list, topology: Topology) -> list:
     return [q for p in params for q in (_catalogued(p.name, topology, p.name) if p == PARAMETERS.get(p.name) else [p])]
 
 
-def parse_fit(items=None, topology: Topology | None = None, cases=()) -> list:
+def parse_fit(items=None, topology: Topology | None = None, cases=(), peaks=frozenset()) -> list:
     """Free parameters from ``NAME`` or ``NAME=LOW:HIGH`` items.
 
     Without items, the default fit (:func:`default_fit` for ``cases`` on
@@ -314,7 +314,7 @@ def parse_fit(items=None, topology: Topology | None = None, cases=()) -> list:
     and one the board's memory model does not have is refused.
     """
     if not items:
-        names = default_fit(topology, cases) if topology is not None else list(DEFAULT_FIT)
+        names = default_fit(topology, cases, peaks) if topology is not None else list(DEFAULT_FIT)
         return [p for n in names for p in _catalogued(n, topology, n)]
     out: list = []
     seen: dict = {}   # parameter name -> the item's name that asked for it

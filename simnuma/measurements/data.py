@@ -168,6 +168,7 @@ class MeasurementSet:
     measurements: tuple
     machine: MachineInfo
     files: tuple = field(default_factory=tuple)
+    peaks: frozenset = frozenset()   # the cases a suite planned as peaks (of every CPU it could use), by name
 
     def __len__(self) -> int:
         return len(self.measurements)

@@ -38,7 +38,7 @@ def load_measurements(sources, topology=None, tool_case: str | None = None) -> M
             seen[m.workload_key] = m.origin
     measurements = tuple(m for s in sets for m in s.measurements)
     files = tuple(f for s in sets for f in s.files)
-    return MeasurementSet(measurements, first.machine, files)
+    return MeasurementSet(measurements, first.machine, files, frozenset().union(*(s.peaks for s in sets)))
 
 
 def load_source(source, topology=None, tool_case: str | None = None) -> MeasurementSet:

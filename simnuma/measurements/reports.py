@@ -3,9 +3,10 @@ benchmark itself did not trust (CPU share, spread, pages)."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
-from ..errors import CalibrationError, SpecError
+from ..errors import CalibrationError, SimnumaError, SpecError
 from ..units import LINE_BYTES, MOST_ARRAY_BYTES
 from ..workload import parse_spec
 from .data import (
@@ -182,7 +183,18 @@ def _load_suite_index(index: dict, folder: Path, shown: str) -> MeasurementSet:
         reports.append((_parse_json(_read_text(path, str(path)), str(path)), str(path)))
     if not reports:
         raise CalibrationError(f"{shown}: the suite holds no successful case")
-    return _set_from_reports(reports, shown)
+    groups = index.get("groups")
+    groups = groups if isinstance(groups, dict) else {}
+    peaks = [name for group in ("peak", "remote-peak") for name in groups.get(group) or () if isinstance(name, str)]
+    return replace(_set_from_reports(reports, shown), peaks=frozenset(_case_name(name) for name in peaks))
+
+
+def _case_name(text: str) -> str:
+    """A case's canonical name (the text as it is where it does not parse: it then names no measured case)."""
+    try:
+        return parse_case(text).name
+    except SimnumaError:
+        return text
 
 
 def _load_suite_dir(folder: Path) -> MeasurementSet:
