@@ -370,3 +370,17 @@ def test_a_change_of_a_kind_must_name_its_field():
         parse_topology(BOARD.replace("kind: cluster}", "kind: [cluster]}"), "k.yaml")
     with pytest.raises(TopologyError, match="got True .quote it: YAML reads on, off, yes, no as true or false."):
         parse_topology(BOARD.replace("  cluster:\n", "  on:\n"), "k.yaml")
+
+
+def test_a_kinds_prior_is_its_own_value_and_a_missing_value_names_the_kind():
+    """A link of the kind with its own latency does not make the kind's prior; a latency nobody gives names the
+    kind as a place to give it."""
+    text = BOARD.replace("  - {a: 0, b: 2, kind: socket}", "  - {a: 0, b: 2, kind: socket, latency: 44 ns}").replace(
+        "  socket:\n    latency: 30 ns", "  socket:\n    latency: 31 ns")
+    (socket,) = parse_fit(["link.latency@socket"], parse_topology(text, "k.yaml"))
+    assert socket.prior(parse_topology(text, "k.yaml")) == 31.0
+    bare = BOARD.replace("  latency: 30 ns            # assumption\n", "").replace(
+        "  cluster:\n    latency: 30 ns          # assumption: calibrate\n", "  cluster: {}\n")
+    with pytest.raises(TopologyError, match=r"links\[0\].latency: missing for link 0-1 of kind cluster \(set it in"
+                                            r" link_defaults, in link_kinds.cluster or on the link\)"):
+        parse_topology(bare, "k.yaml")

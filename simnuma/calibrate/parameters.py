@@ -93,6 +93,9 @@ class FreeParameter:
             links = [link for link in topology.links if link.kind == self.kind]
             if not links:
                 return None
+            given = _kind_value(topology, self.kind, param)
+            if given is not None:    # the kind's own value, not a link's own over it
+                return given
             # a rate is fitted as one bandwidth for both directions: from a's to b's as the prior
             value = getattr(links[0], param.field[0] if isinstance(param.field, tuple) else param.field)
         else:
@@ -157,6 +160,19 @@ class FreeParameter:
 
     def with_bounds(self, low: float, high: float) -> "FreeParameter":
         return replace(self, low=low, high=high)
+
+
+def _kind_value(topology: Topology, kind: str | None, param) -> float | None:
+    """The value link kind ``kind`` gives the link parameter ``param`` (its bandwidth: a's to b's) in internal
+    units; None where it gives none (or for no kind)."""
+    if kind is None:
+        return None
+    value = ((topology.to_dict().get("link_kinds") or {}).get(kind) or {}).get(param.path)
+    if value is None:
+        return None
+    if isinstance(value, dict):   # a bandwidth per direction
+        value = value.get("a_to_b")
+    return float(check_value("bandwidth" if param.kind == "bandwidth_spec" else param.kind, value))
 
 
 def board_memory_models(topology: Topology) -> tuple:

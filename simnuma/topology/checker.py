@@ -141,6 +141,7 @@ class _Checker:
                 self.err((scope,) + field, f"missing: every {what} needs it (set it here or on each {what})")
             else:
                 for path, owner in owners:
-                    self.err(path, f"missing for {owner} (set it in {scope} or on the {what})")
+                    kind = f", in link_kinds.{owner.rsplit(' ', 1)[1]}" if " of kind " in owner else ""
+                    self.err(path, f"missing for {owner} (set it in {scope}{kind} or on the {what})")
 
     # -- the document

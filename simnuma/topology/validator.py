@@ -242,7 +242,8 @@ class _Validator(_LinkKinds):
 
     def link_params(self, ends, link_defaults, override, path, kind=None):
         a, b = ends
-        r = self.resolve(link_defaults, override, LINK_SCHEMA, path, f"link {a}-{b}", ("link_defaults",),
+        owner = f"link {a}-{b}" + (f" of kind {kind}" if kind else "")
+        r = self.resolve(link_defaults, override, LINK_SCHEMA, path, owner, ("link_defaults",),
                          optional=LINK_OPTIONAL)
         return _link_params(a, b, r, self.link_bandwidth(link_defaults, override, r, path), kind)
 
