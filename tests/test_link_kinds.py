@@ -384,3 +384,41 @@ def test_a_kinds_prior_is_its_own_value_and_a_missing_value_names_the_kind():
     with pytest.raises(TopologyError, match=r"links\[0\].latency: missing for link 0-1 of kind cluster \(set it in"
                                             r" link_defaults, in link_kinds.cluster or on the link\)"):
         parse_topology(bare, "k.yaml")
+
+
+SOCKET = "  socket:\n    latency: 30 ns          # assumption: calibrate\n"
+
+
+@pytest.mark.parametrize("socket", ["  socket: ~                # between sockets\n", "  socket: null\n",
+                                    "  socket: {bandwidth: 20 GB/s,}   # c\n",
+                                    "  socket: {\n    bandwidth: 20 GB/s,   # per way\n  }\n"])
+def test_a_kinds_value_goes_into_an_explicit_null_or_a_mapping_with_a_trailing_comma(socket):
+    text = BOARD.replace(SOCKET, socket)
+    topo = parse_topology(text, "k.yaml")
+    cal = calibrate(topo, synthetic(topo.with_parameters({"link_kinds.socket.latency": 45.0}), ["0.0.r.2"]),
+                    fit=["link.latency@socket"], cases=["0.0.r.2"], processes=1)
+    warnings = []
+    out = calibrated_yaml(cal, text, ["s.json"], warn=warnings.append)
+    assert warnings == [] and parse_topology(out, "c.yaml") == cal.topology
+
+
+def test_a_fitted_bandwidth_replaces_the_signalling_keys_in_place_and_takes_the_boards_scale():
+    """The Quartet gives its links' rate as width, clock and double data rate: a fitted bandwidth takes their place
+    (the rest of the file as it was), within a tenth to ten times the board's 4 GB/s; a board that gives a bandwidth
+    per direction is refused, the fit giving both directions one."""
+    from simnuma.calibrate.parameters import RATE_RANGE
+    from simnuma.measurements import load_measurements
+
+    quartet = (REPO / "topologies" / "quartet.yaml").read_text()
+    topo = parse_topology(quartet, "quartet.yaml")
+    (bandwidth,) = parse_fit(["link.bandwidth"], topo)
+    assert (bandwidth.low, bandwidth.high) == (4.0 / RATE_RANGE, 4.0 * RATE_RANGE)
+    cal = calibrate(topo, load_measurements("quartet-single-thread"), fit=["link.bandwidth"], processes=1)
+    warnings = []
+    out = calibrated_yaml(cal, quartet, ["q.json"], warn=warnings.append)
+    assert warnings == [] and parse_topology(out, "c.yaml") == cal.topology
+    assert "  width_bits: 16" not in out and "\n  bandwidth: " in out and "# AMD \"Quartet\" 4P" in out
+    asymmetric = BOARD.replace("  bandwidth: 20 GB/s\n", "  bandwidth: {a_to_b: 20 GB/s, b_to_a: 10 GB/s}\n")
+    with pytest.raises(CalibrationError, match="link_defaults.bandwidth gives its two directions different"):
+        parse_fit(["link.bandwidth"], parse_topology(asymmetric.replace(", kind: cluster", "").replace(
+            ", kind: socket", ""), "a.yaml"))

@@ -10,6 +10,7 @@ from .. import __version__
 from ..errors import CalibrationError, TopologyError
 from ..topology import parse_topology
 from ..topology.params import declared
+from ..topology.schema import LINK_RATE_KEYS
 from .parameters import _BLOCK_END, _BLOCK_START, RECORD_PREFIX
 from .results import Calibration, ParameterFit
 from .rows import number_text
@@ -126,15 +127,16 @@ def _edit_in_place(text: str, cal: Calibration, shown: str) -> str | None:
 
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError:
+        text = _without_overrides(text, root, cal.written)
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        inserted = _insert_missing(text, root,
+                                   [p for p in cal.written if _scalar_at(root, p.param.path.split(".")) is None])
+        if inserted is None:
+            return None
+        text = inserted
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:   # an edit this layout does not take: written afresh
         return None
-    text = _without_overrides(text, root, cal.written)
-    root = yaml.compose(text, Loader=yaml.SafeLoader)
-    inserted = _insert_missing(text, root, [p for p in cal.written if _scalar_at(root, p.param.path.split(".")) is None])
-    if inserted is None:
-        return None
-    text = inserted
-    root = yaml.compose(text, Loader=yaml.SafeLoader)
     edits = {}     # start index -> (end index, new text)
     notes: dict[int, list[ParameterFit]] = {}   # line number -> [fitted parameters on it]
     others: dict[int, list[str]] = {}           # line number -> keys beside them on that line that were not fitted
@@ -180,7 +182,7 @@ def _insert_missing(text: str, root, params: list) -> str | None:
     """
     import yaml
 
-    inline: dict[int, str] = {}   # text index -> what to insert there (one-line mappings, empty values)
+    inline: dict[tuple, str] = {}   # (start, end) of text -> what replaces it (one-line mappings, empty values)
     collided = False
     groups: dict[tuple[int, int], dict[str, Any]] = {}   # (line to insert after, indent) -> {first missing key: {rest: value}}
     for p in params:
@@ -195,12 +197,14 @@ def _insert_missing(text: str, root, params: list) -> str | None:
             inner = inner.setdefault(key, {})
         inner[parts[-1]] = p.param.document_value(p.value)
         if isinstance(mapping, yaml.ScalarNode) and mapping.tag.endswith(":null") and depth > 0:
-            collided = collided or mapping.start_mark.index in inline
-            inline[mapping.start_mark.index] = " " + _flow(nested)
+            span = (mapping.start_mark.index, mapping.end_mark.index)   # nothing, or an explicit ~ or null
+            collided = collided or span in inline
+            inline[span] = (" " if span[0] == span[1] else "") + _flow(nested)
             continue
         if isinstance(mapping, yaml.MappingNode) and mapping.flow_style:
-            collided = collided or mapping.end_mark.index - 1 in inline
-            inline[mapping.end_mark.index - 1] = (", " if mapping.value else "") + _flow(nested)[1:-1]
+            at = mapping.value[-1][1].end_mark.index if mapping.value else mapping.end_mark.index - 1
+            collided = collided or (at, at) in inline
+            inline[(at, at)] = (", " if mapping.value else "") + _flow(nested)[1:-1]
             continue
         if not isinstance(mapping, yaml.MappingNode) or not mapping.value:
             return None
@@ -211,8 +215,8 @@ def _insert_missing(text: str, root, params: list) -> str | None:
         group[parts[-1]] = p.param.document_value(p.value)
     if collided:
         return None   # two values into one place: not written in place
-    for at in sorted(inline, reverse=True):
-        text = text[:at] + inline[at] + text[at:]
+    for start, end in sorted(inline, reverse=True):
+        text = text[:start] + inline[(start, end)] + text[end:]
     lines = text.splitlines(keepends=True)
     for (after, indent), entries in sorted(groups.items(), reverse=True):
         new = [" " * indent + f"{key}: {_flow(value)}\n" for key, value in entries.items()]
@@ -237,13 +241,22 @@ def _without_overrides(text: str, root, written: list) -> str:
             section, field, keep = "links", rest[1:], rest[0]
         else:
             continue
+        # a link's rate is one of two spellings: a fitted bandwidth replaces either, and the fitted mapping's own other
+        # spelling (signalling keys beside it, a bandwidth per direction) goes as well
+        rate = section == "links" and field == ["bandwidth"]
+        keys = LINK_RATE_KEYS if rate else (field[-1],)
+        if rate:
+            own = _node_at(root, p.param.path.split(".")[:-1])
+            if isinstance(own, yaml.MappingNode):
+                other = [k for k in LINK_RATE_KEYS if k != "bandwidth" or not isinstance(_node_at(own, [k]), yaml.ScalarNode)]
+                spans += [span for k in other for span in _pair_spans(text, own, k)]
         entries = _node_at(root, [section])
         for entry in entries.value if isinstance(entries, yaml.SequenceNode) else ():
             if keep is not None and (_scalar_at(entry, ["kind"]) is None or _scalar_at(entry, ["kind"]).value != keep):
                 continue
             parent = _node_at(entry, field[:-1])
             if isinstance(parent, yaml.MappingNode):
-                spans += _pair_spans(text, parent, field[-1])
+                spans += [span for k in keys for span in _pair_spans(text, parent, k)]
     for start, end in sorted(set(spans), reverse=True):
         text = text[:start] + text[end:]
     return text
@@ -252,6 +265,8 @@ def _without_overrides(text: str, root, written: list) -> str:
 def _pair_spans(text: str, mapping, key: str) -> list:
     """The ``[start, end)`` of the text that gives ``key`` in ``mapping`` (a one-line mapping's entry with its comma, a
     block mapping's whole lines)."""
+    import yaml
+
     pairs = mapping.value
     for i, (k, v) in enumerate(pairs):
         if not (hasattr(k, "value") and k.value == key):
@@ -265,8 +280,12 @@ def _pair_spans(text: str, mapping, key: str) -> list:
         start = text.rfind("\n", 0, k.start_mark.index) + 1
         if text[start:k.start_mark.index].strip():
             return []   # the key shares its line with what comes before it: left alone (the read-back check decides)
-        end = text.find("\n", v.end_mark.index - (1 if v.end_mark.column == 0 else 0))
-        return [(start, len(text) if end < 0 else end + 1)]
+        last = _last_line(v) if isinstance(v, (yaml.MappingNode, yaml.SequenceNode)) else v.end_mark.line
+        end = start
+        for _ in range(last - k.start_mark.line + 1):   # through the end of the value's last line
+            end = text.find("\n", end)
+            end = len(text) if end < 0 else end + 1
+        return [(start, end)]
     return []
 
 

@@ -38,6 +38,7 @@ SCAN_FRACTIONS = (1 / 6, 1 / 2, 5 / 6)   # where in its range each parameter is 
 WIDE_INTEGER = 64            # integers with more values than this (the DRAM queue, wide windows) are searched on a ladder
 DOCUMENT_DIGITS = 4          # significant digits of a fitted value in the calibrated board
 RECORD_PREFIX = "# simnuma-calibration: "
+RATE_RANGE = 10.0             # a link bandwidth is fitted from a tenth to ten times the board's value
 KIND_MARK = "@"              # link.latency@socket: the latency of the links of kind socket (a board's link_kinds)
 _BLOCK_START = "# ---- simnuma calibrate"
 _BLOCK_END = "# ---- end of simnuma calibrate"
@@ -121,12 +122,29 @@ class FreeParameter:
         variant = _MODEL_VARIANTS.get((self.base, models[0])) if len(models) == 1 else None
         out = replace(self, **variant) if variant else self
         prior = out.prior(topology)
+        if out.base == "link.bandwidth" and prior:
+            return out._rate_for_board(topology, prior)
         if prior is None or prior <= 0 or out.name == "memory.efficiency" or out.low < prior < out.high:
             return out
         if out.integer:   # a window (or queue) at or past its bound: room up to twice the board's value
             top = _INTEGER_MAX.get(out.name, 1024)
             return out.with_bounds(out.low, max(out.high, min(top, 2 * int(round(prior)))))
         return out.with_bounds(min(out.low, prior / 2), max(out.high, 2 * prior))
+
+    def _rate_for_board(self, topology: Topology, prior: float) -> "FreeParameter":
+        """A link bandwidth as the board means it: one value for both directions, from a tenth to ten times the
+        board's (a range in the board's own scale, where its links carry 4 GB/s or 400: the bounds and the fit's
+        steps are fractions of it).  Raises CalibrationError where the board gives it two different directions (a link's
+        own value, which the fit drops, may)."""
+        section, *keys = self.path.split(".")
+        given = topology.to_dict().get(section) or {}
+        for key in keys:
+            given = given.get(key) if isinstance(given, dict) else None
+        if isinstance(given, dict) and given.get("a_to_b") != given.get("b_to_a"):   # links' own values: dropped
+            raise CalibrationError(f"--fit {self.name}: {self.path} gives its two directions different bandwidths"
+                                   f" ({given.get('a_to_b')} and {given.get('b_to_a')}); the fit gives both one:"
+                                   " give one bandwidth, or leave it out of the fit")
+        return self.with_bounds(prior / RATE_RANGE, prior * RATE_RANGE)
 
     def rounded(self, value: float) -> float:
         """``value`` as written to a board file: a whole number, or four significant digits."""

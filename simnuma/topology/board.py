@@ -216,7 +216,7 @@ class Topology:
         """The link kind every link takes (None for none), for new links built from this board's (``whose`` links:
         a wiring's, a what-if's); TopologyError where its links are of more than one kind, between which the board
         cannot choose for them."""
-        kinds = sorted({str(link.kind) for link in self.links})
+        kinds = sorted({link.kind or "no kind" for link in self.links})
         if len(kinds) > 1:
             raise TopologyError(f"board {self.name!r} has links of {len(kinds)} kinds ({', '.join(kinds)}): which of"
                                 f" them {whose} would take, it does not say; give a board whose links are of one kind")
