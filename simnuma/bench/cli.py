@@ -18,7 +18,7 @@ from ..fileio import OutputFolder, check_output_file, write_atomic, write_json
 from ..units import parse_bandwidth_GBps
 from ..workload import parse_spec
 from .build import build_binary, manual_build_command, planned_build
-from .curves import curves_from_reports, read_suite
+from .curves import curves_from_reports, read_suite, remote_read_peaks
 from .estimate import format_duration
 from .host import Host, discover_host
 from .run import PAGES, run_bench, summary_lines
@@ -150,8 +150,10 @@ def cmd_host(args) -> int:
     if curves and bandwidth is not None:
         raise BenchError("--memory-bandwidth: the memory follows the suite's curves, whose last points are the most"
                          " each mix reaches; drop --memory-bandwidth (or --suite)")
+    peaks = _remote_peaks(args.suite, suite) if suite is not None else {}
     text = host_topology_yaml(host, name=args.name, memory_bandwidth_GBps=bandwidth,
-                              memory_source=args.memory_source, curves=curves, curves_source=source)
+                              memory_source=args.memory_source, curves=curves, curves_source=source,
+                              remote_peaks=peaks)
     _check_board(text, args.output or "the board")
     if suite is not None:
         text += _firmware_report(args.suite, suite[1], host)
@@ -161,6 +163,15 @@ def cmd_host(args) -> int:
     else:
         sys.stdout.write(text)
     return 0
+
+
+def _remote_peaks(folder, suite: tuple) -> dict:
+    """``{(node, memory node): GB/s}`` of the suite's remote peaks (:func:`~simnuma.bench.curves.remote_read_peaks`);
+    BenchError for a malformed report."""
+    try:
+        return remote_read_peaks(suite[1])
+    except (KeyError, TypeError, SpecError) as exc:
+        raise BenchError(f"--suite {folder}: malformed report in the suite: {exc}") from None
 
 
 def _check_board(text: str, shown: str) -> None:

@@ -344,3 +344,24 @@ def curves_from_suite(path) -> list:
         return curves_from_reports(reports)
     except (KeyError, TypeError, StopIteration, SpecError) as exc:
         raise BenchError(f"{path}: malformed report in the suite: {exc}") from None
+
+
+def remote_read_peaks(reports) -> dict:
+    """``{(node, memory node): GB/s}``: the most data threads of one node reading one other node's memory together
+    drew (the suite's remote peaks; at least two threads, unthrottled, no background), each thread at its best
+    repetition."""
+    out: dict = {}
+    for _, report in reports:
+        threads = report.get("threads") or []
+        if len(threads) < 2 or any(t.get("role") != "foreground" for t in threads):
+            continue
+        specs = [parse_spec(t["spec"]) for t in threads]
+        ways = {(s.node, s.mem_node) for s in specs}
+        if len(ways) != 1 or any(s.op != "r" or s.rate_GBps is not None for s in specs):
+            continue
+        (way,) = ways
+        if way[0] == way[1]:
+            continue
+        total = sum(t["GBps"].get("best") or t["GBps"]["median"] for t in threads)
+        out[way] = max(out.get(way, 0.0), total)
+    return out

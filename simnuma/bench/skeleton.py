@@ -14,11 +14,7 @@ queue of the lines in flight at the read curve's most loaded point (Little's
 law) less those the model keeps ahead of it (:func:`curve_queue`), and one
 curve per read/write mix.
 
-Link inference: the pairs at the smallest off-diagonal distance are taken as
-direct links.  That is unambiguous when those links connect every node and
-the hop counts they give rank the pairs as the distances do; otherwise links
-are added between components at the next distances (lowest ids first) and
-the file says which choices the distances did not determine.
+The links, their kinds and their placeholders are :mod:`simnuma.bench.links`'.
 """
 from __future__ import annotations
 
@@ -26,12 +22,11 @@ import math
 import re
 import socket
 from collections import Counter
-from itertools import combinations
 from pathlib import Path
 
-import networkx as nx
 
 from .host import Host, format_bytes
+from .links import LinkInference, carried_over, distance_kinds, infer_links, link_lines, measured_bandwidth_line
 from ..case import parse_case
 from ..workload import parse_spec
 from ..units import LINE_BYTES
@@ -50,6 +45,7 @@ QUEUE_PER_CORE = 48
 SRI_PER_CORE = 2
 FIFO_LOCAL_LATENCY_NS = 90     # the memory latency a board without curves assumes until calibrated
 LINK_DEFAULT_LATENCY = "  latency: 40 ns           # assumption: per hop; calibrate on a multi-node host"
+LINK_DEFAULT_BANDWIDTH = "  bandwidth: 20 GB/s       # assumption: per direction; calibrate on a multi-node host"
 LINK_DEFAULT_LATENCY_UNUSED = ("  latency: 40 ns           # no link takes it: each takes its kind's (link_kinds,"
                                " below), which calibrate fits")
 CURVE_LOCAL_LATENCY_NS = 80    # the idle latency a curve memory assumes until calibrated
@@ -59,83 +55,6 @@ MIN_CURVE_QUEUE = 16   # a curve memory's queue at least (curves of a machine it
 def sri_buffers(cores: int) -> int:
     """The SRI buffers of each class of a node of ``cores`` cores: 2 a core, and room for one core's misses."""
     return max(QUEUE_PER_CORE, SRI_PER_CORE * cores)
-
-
-class LinkInference:
-    """Links inferred from a distance matrix, and notes on what the matrix left open."""
-
-    def __init__(self, links: list, notes: list):
-        self.links = links
-        self.notes = notes
-
-    @property
-    def ambiguous(self) -> bool:
-        return bool(self.notes)
-
-
-def _symmetric_distances(ids: list, rows) -> tuple:
-    notes, pairs = [], {}
-    for i, j in combinations(range(len(ids)), 2):
-        forward, back = rows[i][j], rows[j][i]
-        if forward != back:
-            notes.append(f"distance {ids[i]}->{ids[j]} is {forward} but {ids[j]}->{ids[i]} is {back};"
-                         f" used {min(forward, back)}")
-        pairs[(ids[i], ids[j])] = min(forward, back)
-    return pairs, notes
-
-
-def _ranking_conflicts(graph: nx.Graph, pairs: dict) -> list:
-    """Pairs whose hop count in ``graph`` contradicts the order of their distances."""
-    hops = dict(nx.all_pairs_shortest_path_length(graph))
-    conflicts = []
-    for (p, dp), (q, dq) in combinations(pairs.items(), 2):
-        hp, hq = hops[p[0]][p[1]], hops[q[0]][q[1]]
-        if (dp < dq and hp > hq) or (dp > dq and hp < hq) or (dp == dq and hp != hq):
-            conflicts.append(f"{p[0]}-{p[1]} (distance {dp}, {hp} hops) vs {q[0]}-{q[1]} (distance {dq}, {hq} hops)")
-    return conflicts
-
-
-def _connect_components(graph: nx.Graph, pairs: dict, notes: list) -> None:
-    """Join the groups the nearest pairs leave apart, a distance level at a time: every pair at the level between
-    two groups it found apart is linked (pairs at one distance are taken to be wired alike), so that hop counts
-    keep the distances' order; one bridge per level would send all of two sockets' traffic over one link."""
-    for distance in sorted(set(pairs.values())):
-        if nx.is_connected(graph):
-            return
-        group = {n: k for k, members in enumerate(nx.connected_components(graph)) for n in members}
-        bridging = [p for p, d in sorted(pairs.items()) if d == distance and group[p[0]] != group[p[1]]]
-        graph.add_edges_from(bridging)
-        if bridging:
-            notes.append(f"the nearest pairs do not connect every node; linked every pair at distance {distance}"
-                         f" between the groups they leave apart ({len(bridging)} links: "
-                         + ", ".join(f"{a}-{b}" for a, b in bridging[:8])
-                         + (", ..." if len(bridging) > 8 else "")
-                         + "); the distances do not say how many links the machine has between them")
-
-
-def infer_links(ids, rows, problem: str = "") -> LinkInference:
-    """Direct links between nodes ``ids`` given their distance matrix ``rows`` (None where sysfs has none, or
-    ``problem`` says what is wrong with it)."""
-    ids = list(ids)
-    if len(ids) < 2:
-        return LinkInference([], [])
-    if rows is None:
-        graph = nx.path_graph(ids)
-        why = f"the distance matrix could not be read ({problem})" if problem else "no distance matrix in sysfs"
-        return LinkInference(sorted(tuple(sorted(e)) for e in graph.edges),
-                             [f"{why}; the nodes are assumed wired in a chain, in the order of their ids"])
-    pairs, notes = _symmetric_distances(ids, rows)
-    nearest = min(pairs.values())
-    graph = nx.Graph()
-    graph.add_nodes_from(ids)
-    graph.add_edges_from(p for p, d in pairs.items() if d == nearest)
-    _connect_components(graph, pairs, notes)
-    conflicts = _ranking_conflicts(graph, pairs)
-    if conflicts:
-        more = f" (and {len(conflicts) - 3} more)" if len(conflicts) > 3 else ""
-        notes.append("the inferred links rank some pairs differently from the distances: "
-                     + "; ".join(conflicts[:3]) + more)
-    return LinkInference(sorted(tuple(sorted(e)) for e in graph.edges), notes)
 
 
 def _board_name(host: Host) -> str:
@@ -345,7 +264,7 @@ def _defaults(cores: int, ports: int, memory_lines: list) -> list:
         "  probe:",
         "    lookup: 20 ns          # assumption: cache probe lookup; calibrate",
         "link_defaults:",
-        "  bandwidth: 20 GB/s       # assumption: per direction; calibrate on a multi-node host",
+        LINK_DEFAULT_BANDWIDTH,
         LINK_DEFAULT_LATENCY,
         f"  buffers: {{request: {queue}, posted: {queue}, response: {queue}, probe: {queue}}}   # assumption: as the"
         f" request queue, room for every core's misses in flight, so that the link's bandwidth and latency decide"
@@ -383,54 +302,9 @@ def _node_lines(host: Host, default_cores: int, hmat_bandwidth: bool = False) ->
     return lines
 
 
-def _distance_kinds(inference: LinkInference, host: Host) -> dict:
-    """``{SLIT distance: kind name}`` of the inferred links where they join pairs at more than one distance, else
-    ``{}``."""
-    classes = sorted({d for d in (host.distance(a, b) for a, b in inference.links) if d is not None})
-    return {d: f"distance-{d}" for d in classes} if len(classes) > 1 else {}
-
-
-def _link_lines(inference: LinkInference, host: Host, local_latency_ns: float) -> list:
-    """The ``links:`` lines, each with the firmware's distance between its nodes where sysfs gives one.
-
-    Where the links join pairs at different distances (sub-NUMA clusters of one socket and the sockets apart, a
-    CXL memory), the links of each distance are a kind of their own (``link_kinds``, ``distance-21``), so that
-    ``simnuma calibrate`` fits a latency for each; each kind's latency starts from its distance: ACPI's SLIT
-    gives a remote access's latency as ``distance / 10`` times a local one's, and a request and its data each
-    cross the link once, so a hop is given ``(distance - 10) / 20`` times ``local_latency_ns``.
-    """
-    lines = []
-    if not inference.links:
-        lines.append("links: []                 # one node: no links")
-        return lines
-    for note in inference.notes:
-        lines.append(f"# links: {note}")
-    distances = {(a, b): host.distance(a, b) for a, b in inference.links}
-    kinds = _distance_kinds(inference, host)
-    if kinds:
-        classes = list(kinds)
-        lines.append(f"link_kinds:                 # the links join nodes at {len(classes)} distances, a sign of links of"
-                     " different kinds (within a socket and between sockets, or to a CXL memory): calibrate fits a"
-                     " latency for each kind (docs/topology.md, link kinds); their bandwidth is link_defaults' until"
-                     " given its own")
-        for distance, name in kinds.items():
-            latency = max(1, round((distance - 10) / 20 * local_latency_ns))
-            lines += [f"  {name}:",
-                      f"    latency: {latency} ns{'':<{max(1, 11 - len(str(latency)))}}# assumption: (distance {distance} - 10) / 20 x the"
-                      f" local latency assumption ({local_latency_ns:g} ns): ACPI SLIT distances are relative latencies,"
-                      " and a request and its data each cross a hop; calibrate"]
-    lines.append("links:                      # " + ("inferred from the distance matrix" if host.distances is not None
-                                                  else "assumed: a chain (see above)"))
-    for a, b in inference.links:
-        d = distances[(a, b)]
-        kind = f", kind: {kinds[d]}" if d is not None and d in kinds else ""
-        lines.append(f"  - {{a: {a}, b: {b}{kind}}}" + (f"   # distance {d}" if d is not None else ""))
-    return lines
-
-
 def host_topology_yaml(host: Host, name: str | None = None, memory_bandwidth_GBps: float | None = None,
                        memory_source: str | None = None, curves: list | None = None,
-                       curves_source: str = "measured by simnuma bench suite") -> str:
+                       curves_source: str = "measured by simnuma bench suite", remote_peaks: dict | None = None) -> str:
     """The board description of ``host`` as YAML text that ``simnuma topo check`` accepts.
 
     ``memory_bandwidth_GBps`` is the peak DRAM bandwidth per node from the
@@ -439,7 +313,9 @@ def host_topology_yaml(host: Host, name: str | None = None, memory_bandwidth_GBp
     ``curves`` (bandwidth-latency curves of a suite, see
     :func:`~simnuma.bench.curves.curves_from_suite`) the memory follows them
     instead (``model: curve``; no peak bandwidth nor efficiency), and
-    ``curves_source`` says where they were measured.
+    ``curves_source`` says where they were measured.  ``remote_peaks``
+    (``{(node, memory node): data GB/s}``, :func:`~simnuma.bench.curves.remote_read_peaks`) give the links
+    the suite's remote peaks crossed, one hop each, their bandwidth's placeholder: the data they carried.
     """
     inference = infer_links(host.node_ids, host.distances, host.distance_problem)
     degree: Counter[int] = Counter()   # node id -> links
@@ -460,10 +336,15 @@ def host_topology_yaml(host: Host, name: str | None = None, memory_bandwidth_GBp
     lines += _defaults(default_cores, ports, memory_lines)
     # the firmware's bandwidth of a node's memory, where its HMAT gives one and nothing better was given
     lines += _node_lines(host, default_cores, hmat_bandwidth=not curves and memory_bandwidth_GBps is None)
-    kinds = _distance_kinds(inference, host)
+    kinds = distance_kinds(inference, host)
     if kinds and all(host.distance(a, b) in kinds for a, b in inference.links):   # no link takes the default's
         lines = [LINK_DEFAULT_LATENCY_UNUSED if line == LINK_DEFAULT_LATENCY else line for line in lines]
-    lines += _link_lines(inference, host, CURVE_LOCAL_LATENCY_NS if curves else FIFO_LOCAL_LATENCY_NS)
+    carried = carried_over(inference, host, remote_peaks or {})
+    if not kinds and carried:   # the links alike: what one carried is each one's
+        measured = measured_bandwidth_line("  bandwidth: ", *max(carried.values()))
+        lines = [measured if line == LINK_DEFAULT_BANDWIDTH else line for line in lines]
+    lines += link_lines(inference, host, CURVE_LOCAL_LATENCY_NS if curves else FIFO_LOCAL_LATENCY_NS,
+                         carried if kinds else {})
     lines.append("io:                         # assumption: one I/O port per node")
     lines.extend(f"  - {{node: {n.id}}}" for n in host.nodes)
     lines.append("routing: shortest")

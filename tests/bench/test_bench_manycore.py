@@ -74,6 +74,8 @@ def test_bench_host_writes_a_many_core_board(machine, tmp_path, capsys):
     assert ahead == min(191, held_lines - math.ceil(last.bandwidth_GBps * last.latency_ns / 64)) > 185
     assert node.memory_queue == queue == held_lines - ahead
     assert node.sri_buffers["request"] == sri_buffers(64) == 128
+    # the link's bandwidth placeholder: the data the remote peak (every CPU of node 0 reading node 1) carried
+    assert board.link(0, 1).bandwidth_ab_GBps == pytest.approx(manycore.CROSS_GBps, rel=0.02)
 
 
 @pytest.mark.slow

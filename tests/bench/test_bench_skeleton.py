@@ -215,3 +215,21 @@ def test_links_of_different_distances_are_kinds_of_their_own():
     latency = {link.kind: link.latency_ns for link in topo.links}
     assert latency == {"distance-11": round(0.05 * 90), "distance-21": round(0.55 * 90)}   # (d - 10) / 20 x 90 ns
     assert topo.link_kinds == ("distance-11", "distance-21")
+
+
+def test_a_remote_peak_gives_the_bandwidth_of_the_kind_of_link_it_crossed():
+    """Two sockets of two clusters: the suite's remote peaks read the other cluster (one hop, distance 11) and the
+    other socket (one hop, distance 21) at 90 and 40 GB/s; each kind's bandwidth starts from what its link carried.
+    A read two hops away says nothing of one link, and a host whose links are alike takes one in link_defaults."""
+    from dataclasses import replace
+
+    host = discover_host(sysfs("four_node"))
+    snc = ((10, 11, 21, 21), (11, 10, 21, 21), (21, 21, 10, 11), (21, 21, 11, 10))
+    peaks = {(0, 1): 90.0, (0, 2): 40.0, (1, 2): 45.0}
+    topo = parse_topology(host_topology_yaml(replace(host, distances=snc), name="snc", remote_peaks=peaks), "s.yaml")
+    assert {link.kind: link.bandwidth_ab_GBps for link in topo.links} == {"distance-11": 90.0, "distance-21": 45.0}
+    square = parse_topology(host_topology_yaml(host, name="square", remote_peaks={(0, 3): 10.0, (0, 1): 12.5}),
+                            "q.yaml")                       # node 3 is two hops from node 0 on the square
+    assert {link.bandwidth_ab_GBps for link in square.links} == {12.5}
+    assert "at least the 12.5 GB/s of data every CPU of node 0 read from node 1's memory" in host_topology_yaml(
+        host, name="square", remote_peaks={(0, 1): 12.5})
