@@ -130,7 +130,8 @@ def link_lines(inference: LinkInference, host: Host, local_latency_ns: float, ca
     CXL memory), the links of each distance are a kind of their own (``link_kinds``, ``distance-21``), so that
     ``simnuma calibrate`` fits a latency for each; each kind's latency starts from its distance: ACPI's SLIT
     gives a remote access's latency as ``distance / 10`` times a local one's, and a request and its data each
-    cross the link once, so a hop is given ``(distance - 10) / 20`` times ``local_latency_ns``.
+    cross the link once, so a hop is given ``(distance - 10) / 20`` times ``local_latency_ns``.  A kind whose link a
+    remote peak read across (``carried``, :func:`carried_over`) starts its bandwidth from what that peak carried.
     """
     lines = []
     if not inference.links:
@@ -144,8 +145,8 @@ def link_lines(inference: LinkInference, host: Host, local_latency_ns: float, ca
         classes = list(kinds)
         lines.append(f"link_kinds:                 # the links join nodes at {len(classes)} distances, a sign of links of"
                      " different kinds (within a socket and between sockets, or to a CXL memory): calibrate fits a"
-                     " latency for each kind (docs/topology.md, link kinds); their bandwidth is link_defaults' until"
-                     " given its own")
+                     " latency for each kind, and a bandwidth for each a remote peak crossed (docs/topology.md, link"
+                     " kinds); a kind without a bandwidth takes link_defaults'")
         for distance, name in kinds.items():
             latency = max(1, round((distance - 10) / 20 * local_latency_ns))
             lines += [f"  {name}:",
