@@ -123,11 +123,12 @@ def measured_bandwidth_line(prefix: str, GBps: float, way: tuple) -> str:
             f" {way[1]}'s memory over it (the suite's remote peak); calibrate (link.bandwidth)")
 
 
-def link_lines(inference: LinkInference, host: Host, local_latency_ns: float, carried: dict | None = None) -> list:
+def link_lines(inference: LinkInference, host: Host, local_latency_ns: float, kinds: dict,
+               carried: dict | None = None) -> list:
     """The ``links:`` lines, each with the firmware's distance between its nodes where sysfs gives one.
 
     Where the links join pairs at different distances (sub-NUMA clusters of one socket and the sockets apart, a
-    CXL memory), the links of each distance are a kind of their own (``link_kinds``, ``distance-21``), so that
+    CXL memory), the links of each distance are a kind of their own (``kinds``, :func:`distance_kinds`), so that
     ``simnuma calibrate`` fits a latency for each; each kind's latency starts from its distance: ACPI's SLIT
     gives a remote access's latency as ``distance / 10`` times a local one's, and a request and its data each
     cross the link once, so a hop is given ``(distance - 10) / 20`` times ``local_latency_ns``.  A kind whose link a
@@ -140,7 +141,6 @@ def link_lines(inference: LinkInference, host: Host, local_latency_ns: float, ca
     for note in inference.notes:
         lines.append(f"# links: {note}")
     distances = {(a, b): host.distance(a, b) for a, b in inference.links}
-    kinds = distance_kinds(inference, host)
     if kinds:
         classes = list(kinds)
         lines.append(f"link_kinds:                 # the links join nodes at {len(classes)} distances, a sign of links of"

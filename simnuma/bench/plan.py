@@ -57,7 +57,7 @@ from ..case import SEPARATOR, Case, parse_case
 from ..tables import count
 from ..units import format_bandwidth
 from ..workload import parse_spec
-from .cores import _home_node, first_core, second_core
+from .cores import _home_node, allowed_cores, beside_first, first_core, second_core
 from .cpulists import format_cpulist
 from .host import Host, array_count, format_bytes
 from .sizing import MEMORY_SHARE, MOST_ARRAY_BYTES, ArraySize, suite_array_size
@@ -245,9 +245,9 @@ def _background_cpus(host: Host, home, taken: set) -> list:
 def _loaded_writers(host: Host, plan: SuitePlan, home) -> None:
     x = home.id
     for readers in (1, 2, 3):
-        second = len(home.cpus) >= 2 and host.may_use(home.cpus[second_core(host, home)])
-        writers = 2 if second and host.cpu_count >= 2 + readers else 1
-        cores = (first_core(host, home), second_core(host, home))[:writers]
+        second = second_core(host, home)
+        writers = 2 if len(home.cpus) >= 2 and host.may_use(home.cpus[second]) and host.cpu_count >= 2 + readers else 1
+        cores = (first_core(host, home), second)[:writers]
         threads = tuple(f"{x}.{c}.w.{x}" for c in cores)
         slots = _background_cpus(host, home, {(x, c) for c in cores})
         for rate in BACKGROUND_RATES:
@@ -310,10 +310,9 @@ def _stream_cores(plan: SuitePlan, home) -> list:
     """Cores of the home node for streams beside the chase on its first core: all others but that core's hardware
     threads."""
     first = first_core(plan.host, home)
-    siblings = set(plan.host.siblings(home.cpus[first]))
-    others = [c for c in range(len(home.cpus)) if c != first]
-    cores = [c for c in others if home.cpus[c] not in siblings and plan.host.may_use(home.cpus[c])]
-    left_out = [f"core {c} (CPU {home.cpus[c]})" for c in others if home.cpus[c] in siblings]
+    beside = beside_first(plan.host, home)
+    cores = [c for c in beside if plan.host.may_use(home.cpus[c])]
+    left_out = [f"core {c} (CPU {home.cpus[c]})" for c in range(len(home.cpus)) if c != first and c not in beside]
     if left_out:
         plan.notes.append(f"no stream beside the chase on node {home.id} runs on {', '.join(left_out)}: a hardware"
                           f" thread of the chase's core (CPU {home.cpus[first]}), which would measure the sharing of the"
@@ -363,7 +362,7 @@ def _loaded_latency(plan: SuitePlan, home, stream_GBps: dict | None) -> None:
 def _peak(plan: SuitePlan, home) -> None:
     """Every CPU of the home node streaming its local memory in the foreground."""
     x = home.id
-    cores = [c for c in range(len(home.cpus)) if plan.host.may_use(home.cpus[c])]
+    cores = allowed_cores(plan.host, home)
     _note_barred(plan, home, "the peak cases")
     for op in ("r", "w", "t"):
         threads = tuple(f"{x}.{c}.{op}.{x}" for c in cores)
@@ -377,7 +376,7 @@ def _remote_peaks(plan: SuitePlan, home) -> None:
     as MLC's bandwidth matrix measures it (reads: the data one way, nothing of the memory's write curve).  They do
     not size the suite's arrays (:mod:`.sizing`): on a node with less memory than the home node they are skipped."""
     x = home.id
-    cores = [c for c in range(len(home.cpus)) if plan.host.may_use(home.cpus[c])]
+    cores = allowed_cores(plan.host, home)
     if len(cores) < 2:
         return
     targets: dict = {}   # distance -> the first node with memory at it

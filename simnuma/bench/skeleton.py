@@ -240,7 +240,9 @@ _MIX_TEXT = {"r": "read streams (r)", "w": "write streams (w: fill + write-back)
              "t": "triad streams (t: 3 reads + 1 write-back)"}
 
 
-def _defaults(cores: int, ports: int, memory_lines: list) -> list:
+def _defaults(cores: int, ports: int, memory_lines: list, link_default_lines: tuple) -> list:
+    """The ``defaults:`` and ``link_defaults:`` lines; ``link_default_lines`` are link_defaults' bandwidth and
+    latency."""
     queue = QUEUE_PER_CORE * cores
     sri = sri_buffers(cores)
     return [
@@ -264,8 +266,7 @@ def _defaults(cores: int, ports: int, memory_lines: list) -> list:
         "  probe:",
         "    lookup: 20 ns          # assumption: cache probe lookup; calibrate",
         "link_defaults:",
-        LINK_DEFAULT_BANDWIDTH,
-        LINK_DEFAULT_LATENCY,
+        *link_default_lines,
         f"  buffers: {{request: {queue}, posted: {queue}, response: {queue}, probe: {queue}}}   # assumption: as the"
         f" request queue, room for every core's misses in flight, so that the link's bandwidth and latency decide"
         " (a HyperTransport receiver's 15 credits a class would hold a many-core socket's streams to a few GB/s);"
@@ -333,18 +334,19 @@ def host_topology_yaml(host: Host, name: str | None = None, memory_bandwidth_GBp
         memory_lines = curve_memory_lines(default_cores, curves, curves_source)
     else:
         memory_lines = _fifo_memory_lines(memory_bandwidth_GBps, memory_source)
-    lines += _defaults(default_cores, ports, memory_lines)
+    kinds = distance_kinds(inference, host)
+    carried = carried_over(inference, host, remote_peaks or {})
+    link_defaults = (
+        # the links alike: what one carried is each one's
+        measured_bandwidth_line("  bandwidth: ", *max(carried.values())) if carried and not kinds
+        else LINK_DEFAULT_BANDWIDTH,
+        LINK_DEFAULT_LATENCY_UNUSED if kinds and all(host.distance(a, b) in kinds for a, b in inference.links)
+        else LINK_DEFAULT_LATENCY)
+    lines += _defaults(default_cores, ports, memory_lines, link_defaults)
     # the firmware's bandwidth of a node's memory, where its HMAT gives one and nothing better was given
     lines += _node_lines(host, default_cores, hmat_bandwidth=not curves and memory_bandwidth_GBps is None)
-    kinds = distance_kinds(inference, host)
-    if kinds and all(host.distance(a, b) in kinds for a, b in inference.links):   # no link takes the default's
-        lines = [LINK_DEFAULT_LATENCY_UNUSED if line == LINK_DEFAULT_LATENCY else line for line in lines]
-    carried = carried_over(inference, host, remote_peaks or {})
-    if not kinds and carried:   # the links alike: what one carried is each one's
-        measured = measured_bandwidth_line("  bandwidth: ", *max(carried.values()))
-        lines = [measured if line == LINK_DEFAULT_BANDWIDTH else line for line in lines]
-    lines += link_lines(inference, host, CURVE_LOCAL_LATENCY_NS if curves else FIFO_LOCAL_LATENCY_NS,
-                         carried if kinds else {})
+    lines += link_lines(inference, host, CURVE_LOCAL_LATENCY_NS if curves else FIFO_LOCAL_LATENCY_NS, kinds,
+                        carried if kinds else {})
     lines.append("io:                         # assumption: one I/O port per node")
     lines.extend(f"  - {{node: {n.id}}}" for n in host.nodes)
     lines.append("routing: shortest")

@@ -94,9 +94,10 @@ class FreeParameter:
             links = [link for link in topology.links if link.kind == self.kind]
             if not links:
                 return None
-            given = _kind_value(topology, self.kind, param)
+            given = _given(topology, self.path) if self.kind is not None else None
             if given is not None:    # the kind's own value, not a link's own over it
-                return given
+                given = given.get("a_to_b") if isinstance(given, dict) else given   # a bandwidth per direction
+                return float(check_value("bandwidth" if param.kind == "bandwidth_spec" else param.kind, given))
             # a rate is fitted as one bandwidth for both directions: from a's to b's as the prior
             value = getattr(links[0], param.field[0] if isinstance(param.field, tuple) else param.field)
         else:
@@ -136,10 +137,7 @@ class FreeParameter:
         board's (a range in the board's own scale, where its links carry 4 GB/s or 400: the bounds and the fit's
         steps are fractions of it).  Raises CalibrationError where the board gives it two different directions (a link's
         own value, which the fit drops, may)."""
-        section, *keys = self.path.split(".")
-        given = topology.to_dict().get(section) or {}
-        for key in keys:
-            given = given.get(key) if isinstance(given, dict) else None
+        given = _given(topology, self.path)
         if isinstance(given, dict) and given.get("a_to_b") != given.get("b_to_a"):   # links' own values: dropped
             raise CalibrationError(f"--fit {self.name}: {self.path} gives its two directions different bandwidths"
                                    f" ({given.get('a_to_b')} and {given.get('b_to_a')}); the fit gives both one:"
@@ -180,17 +178,13 @@ class FreeParameter:
         return replace(self, low=low, high=high)
 
 
-def _kind_value(topology: Topology, kind: str | None, param) -> float | None:
-    """The value link kind ``kind`` gives the link parameter ``param`` (its bandwidth: a's to b's) in internal
-    units; None where it gives none (or for no kind)."""
-    if kind is None:
-        return None
-    value = ((topology.to_dict().get("link_kinds") or {}).get(kind) or {}).get(param.path)
-    if value is None:
-        return None
-    if isinstance(value, dict):   # a bandwidth per direction
-        value = value.get("a_to_b")
-    return float(check_value("bandwidth" if param.kind == "bandwidth_spec" else param.kind, value))
+def _given(topology: Topology, path: str):
+    """The value the board's document gives at the dotted ``path`` (``link_kinds.socket.latency``), as written; None
+    where it gives none."""
+    value: object = topology.to_dict()
+    for key in path.split("."):
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
 
 
 def board_memory_models(topology: Topology) -> tuple:

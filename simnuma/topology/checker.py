@@ -26,7 +26,7 @@ class _Checker:
     def __init__(self, src: Source):
         self.src = src
         self.problems: list = list(src.problems)
-        self.missing: dict = {}  # (scope, field path) -> [(owner path, owner name)]
+        self.missing: dict = {}  # (scope, field path) -> [(owner path, owner name, another place to give it)]
         self.misspelt: set = set()  # key paths a "did you mean" pointed at
         self.bad_link_ends = False
         self.bad_node_ids = False   # a node without a usable id was reported: a reference to a missing id follows from it
@@ -95,13 +95,14 @@ class _Checker:
             else:
                 self.check_leaf("bandwidth", value[key], tuple(path) + (key,))
 
-    def resolve(self, base, override, schema, path, owner, scope, optional=frozenset()):
+    def resolve(self, base, override, schema, path, owner, scope, optional=frozenset(), also=""):
         """Merge ``override`` over ``base`` into internal values (None where invalid).
 
         Values are checked by ``check_schema``; here a leaf that neither gives
         is recorded as missing, unless it or an enclosing mapping is in
         ``optional`` (dotted paths from the schema's root) or its enclosing
-        mapping is itself broken.
+        mapping is itself broken.  ``also`` names another place the owner may
+        take it from (a link's kind: ``link_kinds.socket``).
         """
         out = {}
         broken = (base is not None and not isinstance(base, dict)) or \
@@ -113,13 +114,13 @@ class _Checker:
             if isinstance(kind, dict):
                 sub_optional = _optional_below(optional, key)
                 out[key] = self.resolve(b, o, kind, tuple(path) + (key,), owner,
-                                        tuple(scope) + (key,), sub_optional)
+                                        tuple(scope) + (key,), sub_optional, also)
                 continue
             value = o if o is not None else b
             if value is None:
                 if key not in optional and "" not in optional and not broken:
                     self.missing.setdefault((scope[0], tuple(scope[1:]) + (key,)), []).append(
-                        (tuple(path) + (key,), owner))
+                        (tuple(path) + (key,), owner, also))
                 out[key] = None
             elif kind == "bandwidth_spec":
                 out[key] = _bandwidth_pair(value)
@@ -136,12 +137,12 @@ class _Checker:
         for (sc, field), owners in sorted(self.missing.items(), key=lambda kv: str(kv[0])):
             if sc != scope or self.under_misspelt((scope,) + field):
                 continue
-            owners = [(path, owner) for path, owner in owners if not self.under_misspelt(path)]
+            owners = [entry for entry in owners if not self.under_misspelt(entry[0])]
             if len(owners) == count and count > 1:
                 self.err((scope,) + field, f"missing: every {what} needs it (set it here or on each {what})")
             else:
-                for path, owner in owners:
-                    kind = f", in link_kinds.{owner.rsplit(' ', 1)[1]}" if " of kind " in owner else ""
-                    self.err(path, f"missing for {owner} (set it in {scope}{kind} or on the {what})")
+                for path, owner, also in owners:
+                    self.err(path, f"missing for {owner} (set it in {scope}{f', in {also}' if also else ''} or on the"
+                                   f" {what})")
 
     # -- the document

@@ -149,7 +149,7 @@ class _Validator(_LinkKinds):
                 value = value.get(part) if isinstance(value, dict) else None
             if value is None and not self.has_problem_under(("defaults", "memory") + tuple(parts)):
                 self.missing.setdefault(("defaults", ("memory",) + tuple(parts)), []).append(
-                    (path + tuple(parts), f"{owner} (memory model {model!r})"))
+                    (path + tuple(parts), f"{owner} (memory model {model!r})", ""))
 
     def node_params(self, resolved: list, data: dict) -> list:
         """NodeParams of every node; a memory whose values conflict is reported once if every node shares it."""
@@ -244,7 +244,7 @@ class _Validator(_LinkKinds):
         a, b = ends
         owner = f"link {a}-{b}" + (f" of kind {kind}" if kind else "")
         r = self.resolve(link_defaults, override, LINK_SCHEMA, path, owner, ("link_defaults",),
-                         optional=LINK_OPTIONAL)
+                         optional=LINK_OPTIONAL, also=f"link_kinds.{kind}" if kind else "")
         return _link_params(a, b, r, self.link_bandwidth(link_defaults, override, r, path), kind)
 
     def link_bandwidth(self, link_defaults, override, r, path):
