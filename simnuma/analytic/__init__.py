@@ -105,7 +105,8 @@ def analyze(topology, threads, background=(), size_bytes: int = DEFAULT_SIZE_BYT
     for m in data["memory"]:   # whether its reader's trains each open a row the idle timer closed (idle_closures)
         m["idle_closed"] = m["node"] in closed
     if net.rounds >= ROUNDS:
-        data["warnings"] = [f"the analytic model did not converge ({net.rounds} rounds, {iterations} iterations)"]
+        data["warnings"] = [f"the analytic model did not converge ({net.rounds} rounds, {iterations} iterations):"
+                            " its numbers are where the last round stopped"]
     return AnalyticResult(data)
 
 
@@ -142,6 +143,7 @@ def render_analysis(data: dict) -> str:
         lines.append("saturated: the analytic model shares a full memory or probe lookup in turns and anything else as"
                      " one queue served in order; under such load its times have come out from a quarter to one and a"
                      " half times the simulation's (docs/analytic.md): simulate what you conclude from")
+    lines += [f"warning: {w}" for w in data.get("warnings") or ()]
     lines.append(f"solved in {1e3 * data['solve_s']:.1f} ms; the analytic model has no blocking (buffer pools only"
                  " bound their rate) and averages the DRAM's banks and scheduling: docs/analytic.md says where it"
                  " parts from the simulation")

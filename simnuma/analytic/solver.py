@@ -14,13 +14,15 @@ data leave (with ``memory.release: done``, until its longest branch ends and its
 write-back's until its burst has ended.  The solution is found again in rounds, with the classes
 an overloaded resource holds back capped at what it lets through (``Network.solve``), so that the others see
 them at their slower rate: a full memory, DRAM queue or probe lookup shares itself in turns among the links and
-SRI that feed it (``turns.py``), any other resource as one queue served in order.
+SRI that feed it (``turns.py``), any other resource as one queue served in order.  Near a steep loaded-latency
+curve both loops are damped (``damping.py``).
 """
 from __future__ import annotations
 
 from typing import Final
 
 from .flows import Board, Holds, Transaction, branches_ns, compile_paths, cycle_ns, in_order_sum
+from .damping import LEAST_GAIN, damped_caps
 from .memory import MemoryStation, home_memories
 from .turns import common_wait, port_shares, ports, rate_at
 
@@ -95,7 +97,7 @@ class Network:
         """The classes numbered in their order, as the inner loop (``_iterate``) reads them, kept until the stations
         are set up again: per class its label, demand row, compiled paths, customers, pace, hold and the stations it
         uses; per memory whose latency depends on its load, (station, a read's time there, the memory, whether its
-        wait moves halfway each iteration (a curve's), [(class, write-backs per transaction, the share of an
+        wait moves part of the way each iteration (a curve's), [(class, write-backs per transaction, the share of an
         episode its reads wait)]); per class, its home memory's station if that is one of those (else -1), and a
         read's time there."""
         classes = self.classes
@@ -113,7 +115,7 @@ class Network:
             for i, m, there in self.loaded]
         stretch = [-1] * len(classes)
         read_ns = [1.0] * len(classes)
-        for i, ns, _m, _halfway, there in loaded:
+        for i, ns, _m, _curve, there in loaded:
             for k, _w, _share in there:
                 stretch[k], read_ns[k] = i, ns
         self.numbered: Numbered = (labels, [self.demand[label] for label in labels],
@@ -144,6 +146,8 @@ class Network:
         iterations = 0
         self.offered: dict[int, float] = {}
         self.rounds = 0
+        gains: dict[str, tuple[float, float, bool]] = {}
+        self.swings = ([0.5] * len(self.loaded), [0.0] * len(self.loaded))
         for self.rounds in range(1, ROUNDS + 1):
             # from the last round's end; a round that has not converged in ROUND_ITERATIONS has its bounds
             # checked anyway (an overloaded network converges slowly, a capped one fast), and goes on next round
@@ -158,7 +162,7 @@ class Network:
             held = set(new_caps) == set(caps) and all(abs(new_caps[k] - caps[k]) <= CAPS_SETTLE * caps[k] for k in caps)
             if converged and settled and held:
                 break
-            caps = new_caps
+            caps = damped_caps(caps, new_caps, gains)
             if not settled:
                 state = None   # the stations changed with the memory's peak: start again from empty queues
         return throughput, latencies, iterations
@@ -274,6 +278,9 @@ class Network:
             throughput = [float(self.last[label]) for label in labels]
         used: list[int] = self.used
         latencies = [0.0] * n
+        # per memory whose latency depends on its load: the share of the way its wait moves each iteration, and
+        # the last step it took (kept from round to round: ``self.swings``)
+        gains, swings = self.swings
         # per class, 1 + what waits at each station it uses (it reads no other)
         factors: list[list[float]] = [[1.0] * width for _ in range(n)]
         changed = 0.0
@@ -314,22 +321,33 @@ class Network:
             throughput = solved
             for k in range(n):
                 _queue(queue[k], throughput[k], demand[k], factors[k], uses[k])
-            for i, _read_ns, m, halfway, there in loaded:
+            for j in range(len(loaded)):
+                i, _read_ns, m, damped, there = loaded[j]
                 reads = writes = 0.0
                 for k, w, _share in there:
                     reads += throughput[k]
                     writes += throughput[k] * w
                 wait = m.wait_ns(reads, writes)   # at this round's load, for the next round ...
+                gain = 1.0
+                if damped:
+                    # ... for a curve, part of the way from the last (half, and half as much again each time the
+                    # wait turns back): a steep curve would otherwise swing the load round a fixed point
+                    k0, _w, share0 = there[0]
+                    step = wait * share0 - waits[k0][i]
+                    if step * swings[j] < 0.0:
+                        gains[j] = max(LEAST_GAIN, 0.5 * gains[j])
+                    swings[j] = step
+                    gain = gains[j]
                 for k, _w, share in there:
-                    # ... for a curve, halfway from the last: a steep curve would otherwise swing the load round a
-                    # fixed point
                     before = waits[k][i]
-                    after = 0.5 * (before + wait * share) if halfway else wait * share
+                    after = before + gain * (wait * share - before)
                     waits[k][i] = after
-                    # the waits settle too, measured against a read's whole time in the memory
+                    # the waits settle too, measured against a read's whole time in the memory (half the way
+                    # to where this round's load puts them: how far a step goes without the turns' damping)
                     scale = m.delay_ns + after
-                    if abs(after - before) > changed * scale:
-                        changed = abs(after - before) / scale
+                    left = abs(wait * share - before) * (0.5 if damped else 1.0)
+                    if left > changed * scale:
+                        changed = left / scale
             if changed < TOLERANCE:
                 break
         converged = changed < TOLERANCE
