@@ -158,3 +158,26 @@ def test_a_sweep_says_when_a_set_plans_no_case_on_a_board(tmp_path, capsys):
     assert code == 0, captured.err
     assert "note: middle: the set crossfire r plans no case on it" in captured.err
     assert "Note: middle: the set crossfire r plans no case on it" in (tmp_path / "out" / "summary.md").read_text()
+
+
+
+def pooled(routing: str = "shortest"):
+    """The Quartet square with node 0 a memory pool that sockets 1 and 2 share (each also linked to socket 3)."""
+    return load_topology("quartet").with_parameters({"nodes.0.cores": 0, "routing": routing})
+
+
+@pytest.mark.parametrize("routing", ["shortest", "updown"])
+def test_a_memory_pool_between_sockets_passes_no_traffic_between_them(routing):
+    """1->2 goes by socket 3, not through the pool, which holds memory and routes nothing (both are two hops, and
+    the pool has the lower id); the pool's own traffic takes the shortest way."""
+    board = pooled(routing)
+    assert board.route(1, 2) == (1, 3, 2) and board.route(2, 1) == (2, 3, 1)
+    assert board.route(1, 0) == (1, 0) and board.route(3, 0) == (3, 1, 0)
+    assert board.relabel({0: 3, 1: 2, 2: 1, 3: 0}).route(2, 1) == (2, 0, 1)
+    with_cores = load_topology("quartet").with_parameters({"routing": routing})
+    assert with_cores.route(1, 2) == (1, 0, 2)
+
+
+def test_a_memory_only_node_forwards_where_nothing_else_joins_two_sockets():
+    board = load_topology("quartet").with_parameters({"nodes.0.cores": 0, "nodes.3.cores": 0})
+    assert board.route(1, 2) == (1, 0, 2)

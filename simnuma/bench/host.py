@@ -42,6 +42,7 @@ from ..errors import BenchError, SpecError
 from ..tables import count
 from ..workload import OPS, ThreadSpec, parse_spec
 from .cpulists import allowed_cpus, allowed_mems, format_cpulist, parse_cpulist
+from .quota import CpuQuota, cpu_quota
 from .meminfo import available, meminfo_bytes
 
 __all__ = [
@@ -124,6 +125,7 @@ class Host:
     allowed_cpus: frozenset | None = None   # CPUs this process may run on (None: not known, not checked)
     allowed_mems: frozenset | None = None   # memory nodes its cpuset allows (None: not known, not checked)
     distance_problem: str = ""          # why the distances could not be read, where a node's file is wrong
+    cpu_quota: CpuQuota | None = None   # a control group's cap on this process's CPU time (None: none known)
 
     @property
     def node_ids(self) -> tuple:
@@ -167,6 +169,7 @@ class Host:
                        "free_bytes": n.memory_free_bytes} for n in self.nodes],
             "distances": [list(r) for r in self.distances] if self.distances is not None else None,
             "hmat": [h.to_dict() for h in self.hmat],
+            "cpu_quota": {"cpus": self.cpu_quota.cpus, "source": self.cpu_quota.source} if self.cpu_quota else None,
             "caches": [{"level": c.level, "type": c.type, "size_bytes": c.size_bytes} for c in self.caches],
             "llc_bytes": self.llc_bytes,
             "transparent_hugepage": self.transparent_hugepage,
@@ -344,6 +347,9 @@ def _thread_siblings(root: Path, nodes) -> tuple:
 def discover_host(sysfs_root="/sys") -> Host:
     """Read the machine's nodes, CPUs, memory, distances and caches from ``sysfs_root``."""
     root = Path(sysfs_root)
+    real = root.resolve() == Path("/sys").resolve()   # a fixture tree's CPUs and nodes need not be this kernel's
+    if real:
+        sysfs_root = "/sys"   # however it was written (/sys/, //sys, a link to it): this machine's own
     if not (root / "devices/system").is_dir():
         raise BenchError(f"{root}: not a sysfs tree (no devices/system); give the folder sysfs is mounted on,"
                          " e.g. /sys")
@@ -354,7 +360,7 @@ def discover_host(sysfs_root="/sys") -> Host:
         hmat = _read_hmat(root, ids)
     else:
         nodes, distances, hmat, distance_problem = [_single_node(root)], None, (), ""
-    if len(nodes) == 1 and str(sysfs_root) == "/sys":
+    if len(nodes) == 1 and real:
         nodes = [_merge_proc_meminfo(nodes[0])]
     first_cpu = next((n.cpus[0] for n in nodes if n.cpus), 0)
     caches = _read_caches(root, first_cpu)
@@ -363,7 +369,6 @@ def discover_host(sysfs_root="/sys") -> Host:
         if n.cpus:
             governor = _read(root / f"devices/system/cpu/cpu{n.cpus[0]}/cpufreq/scaling_governor") or None
             break
-    real = str(sysfs_root) == "/sys"   # a fixture tree's CPUs and nodes need not be this kernel's
     cpuinfo = _cpuinfo(root, real)
     return Host(
         sysfs_root=str(sysfs_root),
@@ -383,6 +388,7 @@ def discover_host(sysfs_root="/sys") -> Host:
         hmat=hmat,
         allowed_cpus=allowed_cpus() if real else None,
         allowed_mems=allowed_mems() if real else None,
+        cpu_quota=cpu_quota() if real else None,
     )
 
 

@@ -42,9 +42,21 @@ def _symmetric_distances(ids: list, rows) -> tuple:
     return pairs, notes
 
 
-def _ranking_conflicts(graph: nx.Graph, pairs: dict) -> list:
-    """Pairs whose hop count in ``graph`` contradicts the order of their distances."""
-    hops = dict(nx.all_pairs_shortest_path_length(graph))
+def _hop_counts(graph: nx.Graph, devices: list) -> dict:
+    """``{a: {b: hops}}`` as the board's routes count them: between nodes with CPUs over those nodes only, and to
+    a node without CPUs over them and the last link (such a node passes nothing on)."""
+    hops = dict(nx.all_pairs_shortest_path_length(graph.subgraph([n for n in graph if n not in devices])))
+    for device in devices:
+        hops[device] = {device: 0}
+        for n in list(hops):
+            if n in devices:
+                continue
+            hops[n][device] = hops[device][n] = 1 + min(hops[n][m] for m in graph.neighbors(device))
+    return hops
+
+
+def _ranking_conflicts(hops: dict, pairs: dict) -> list:
+    """Pairs whose hop count (``hops``, :func:`_hop_counts`) contradicts the order of their distances."""
     conflicts = []
     for (p, dp), (q, dq) in combinations(pairs.items(), 2):
         hp, hq = hops[p[0]][p[1]], hops[q[0]][q[1]]
@@ -71,9 +83,29 @@ def _connect_components(graph: nx.Graph, pairs: dict, notes: list) -> None:
                          + "); the distances do not say how many links the machine has between them")
 
 
-def infer_links(ids, rows, problem: str = "") -> LinkInference:
+def _attach_cpuless(graph: nx.Graph, pairs: dict, cpuless: list, notes: list) -> None:
+    """Link each node without CPUs to the nodes with CPUs nearest it (all of them at that distance: a memory pool
+    shared by two sockets joins both).  Such a node is a memory device (CXL memory, HBM in flat mode): it routes
+    nothing between sockets (``docs/topology.md``, memory-only nodes), and the distance between two of them says
+    nothing about the wiring, since no traffic flows between them."""
+    hosts = set(graph) - set(cpuless)
+    for node in cpuless:
+        nearby = {(b if a == node else a): d for (a, b), d in pairs.items()
+                  if node in (a, b) and (b if a == node else a) in hosts}
+        if not nearby:
+            continue
+        least = min(nearby.values())
+        joined = sorted(n for n, d in nearby.items() if d == least)
+        graph.add_edges_from((node, n) for n in joined)
+        notes.append(f"node {node} has no CPUs (a memory device: CXL memory, HBM in flat mode): linked to the nearest"
+                     f" node{'s' if len(joined) > 1 else ''} with CPUs, {', '.join(map(str, joined))} (distance"
+                     f" {least}); it passes no other node's traffic on")
+
+
+def infer_links(ids, rows, problem: str = "", cpuless=()) -> LinkInference:
     """Direct links between nodes ``ids`` given their distance matrix ``rows`` (None where sysfs has none, or
-    ``problem`` says what is wrong with it)."""
+    ``problem`` says what is wrong with it).  The nodes with CPUs are linked among themselves from their distances;
+    each of ``cpuless`` (nodes without CPUs: memory devices) then hangs off the nodes with CPUs nearest it."""
     ids = list(ids)
     if len(ids) < 2:
         return LinkInference([], [])
@@ -83,12 +115,20 @@ def infer_links(ids, rows, problem: str = "") -> LinkInference:
         return LinkInference(sorted(tuple(sorted(e)) for e in graph.edges),
                              [f"{why}; the nodes are assumed wired in a chain, in the order of their ids"])
     pairs, notes = _symmetric_distances(ids, rows)
-    nearest = min(pairs.values())
+    devices = [n for n in ids if n in set(cpuless)]
+    if len(devices) == len(ids):
+        devices = []   # no node with CPUs (all offline?): every node is wired from the distances
+    hosts = [n for n in ids if n not in devices]
+    among = {p: d for p, d in pairs.items() if p[0] in hosts and p[1] in hosts}
     graph = nx.Graph()
-    graph.add_nodes_from(ids)
-    graph.add_edges_from(p for p, d in pairs.items() if d == nearest)
-    _connect_components(graph, pairs, notes)
-    conflicts = _ranking_conflicts(graph, pairs)
+    graph.add_nodes_from(hosts)
+    if among:
+        nearest = min(among.values())
+        graph.add_edges_from(p for p, d in among.items() if d == nearest)
+        _connect_components(graph, among, notes)
+    _attach_cpuless(graph, pairs, devices, notes)
+    conflicts = _ranking_conflicts(_hop_counts(graph, devices),
+                                   {p: d for p, d in pairs.items() if p[0] not in devices or p[1] not in devices})
     if conflicts:
         more = f" (and {len(conflicts) - 3} more)" if len(conflicts) > 3 else ""
         notes.append("the inferred links rank some pairs differently from the distances: "

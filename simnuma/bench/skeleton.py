@@ -274,29 +274,49 @@ def _defaults(cores: int, ports: int, memory_lines: list, link_default_lines: tu
     ]
 
 
-def _node_lines(host: Host, default_cores: int, hmat_bandwidth: bool = False) -> list:
+def _node_lines(host: Host, default_cores: int, hmat_bandwidth: bool = False, curves: bool = False) -> list:
     """The ``nodes:`` lines: a node whose CPU count is not the default's gets its own, and queues for its own
     cores; with ``hmat_bandwidth``, a node whose read bandwidth the firmware's HMAT gives takes it as its memory's
-    peak."""
+    peak.  A memory-only node (no CPUs) takes its HMAT bandwidth in any case, since the board's memory (the
+    ``--memory-bandwidth`` given, or the ``curves`` a suite measured) is the sockets' DRAM, not that device's."""
     lines = ["nodes:"]
-    hmat = {h.target: h.read_bandwidth_MBps for h in host.hmat if h.read_bandwidth_MBps} if hmat_bandwidth else {}
+    hmat = {h.target: h.read_bandwidth_MBps for h in host.hmat if h.read_bandwidth_MBps}
     for n in host.nodes:
         fields = [f"id: {n.id}"]
         comments = []
         if not n.cpus:
             fields.append("cores: 0")
-            comments.append("no CPUs on this host (a memory-only node: CXL memory, HBM in flat mode): arrays, no"
-                            " threads")
+            comments.append("no CPUs on this host (a memory-only node: CXL memory, HBM in flat mode; or a socket"
+                            " whose CPUs are all offline): arrays, no threads" if n.has_memory
+                            else "neither CPUs nor memory on this host (a socket whose CPUs are all offline?):"
+                                 " nothing runs or is placed here")
+            if n.has_memory and n.id in hmat and not hmat_bandwidth:
+                bandwidth = f"{hmat[n.id] / 1000:g} GB/s"
+                if curves:
+                    fields.append(f"memory: {{model: fifo, bandwidth: {bandwidth}, efficiency: 0.70}}")
+                    comments.append("its own memory: the firmware's HMAT bandwidth (read, from its nearest"
+                                    " initiators), 70% of it sustained (an assumption), not the curves of the"
+                                    " sockets' DRAM")
+                else:
+                    fields.append(f"memory: {{bandwidth: {bandwidth}}}")
+                    comments.append("peak memory bandwidth: the firmware's HMAT (read, from its nearest initiators),"
+                                    " not the sockets' DRAM")
+            elif n.has_memory and curves:
+                comments.append("its memory takes the curves measured on the sockets' DRAM: give it its own"
+                                " (memory: {model: fifo, bandwidth: ..., efficiency: ...})")
+            elif n.has_memory and not hmat_bandwidth:
+                comments.append("its memory takes the defaults' peak, the sockets' DRAM: give it its own"
+                                " (memory: {bandwidth: ...})")
         elif len(n.cpus) != default_cores:
             q = QUEUE_PER_CORE * len(n.cpus)   # its own cores' room, as the defaults give the others'
             b = sri_buffers(len(n.cpus))
             fields.append(f"cores: {len(n.cpus)}, sri: {{buffers: {{request: {b}, posted: {b},"
                           f" response: {b}}}, probe_queue: {q}}}, mct: {{buffers: {{response: {q}, probe: {q}}}}}")
             comments.append(f"SRI buffers and queues for its own cores ({SRI_PER_CORE} and {QUEUE_PER_CORE} a core)")
-        if n.has_memory and n.id in hmat:
+        if n.has_memory and n.id in hmat and hmat_bandwidth:
             fields.append(f"memory: {{bandwidth: {hmat[n.id] / 1000:g} GB/s}}")
             comments.append("peak memory bandwidth: the firmware's HMAT (read, from its nearest initiators)")
-        if not n.has_memory:
+        if not n.has_memory and n.cpus:
             comments.append("no memory on this host (memoryless node): place no array here")
         comment = f"   # {'; '.join(comments)}" if comments else ""
         lines.append(f"  - {{{', '.join(fields)}}}{comment}")
@@ -318,7 +338,7 @@ def host_topology_yaml(host: Host, name: str | None = None, memory_bandwidth_GBp
     (``{(node, memory node): data GB/s}``, :func:`~simnuma.bench.curves.remote_read_peaks`) give the links
     the suite's remote peaks crossed, one hop each, their bandwidth's placeholder: the data they carried.
     """
-    inference = infer_links(host.node_ids, host.distances, host.distance_problem)
+    inference = infer_links(host.node_ids, host.distances, host.distance_problem, [n.id for n in host.nodes if not n.cpus])
     degree: Counter[int] = Counter()   # node id -> links
     for a, b in inference.links:
         degree[a] += 1
@@ -344,7 +364,8 @@ def host_topology_yaml(host: Host, name: str | None = None, memory_bandwidth_GBp
         else LINK_DEFAULT_LATENCY)
     lines += _defaults(default_cores, ports, memory_lines, link_defaults)
     # the firmware's bandwidth of a node's memory, where its HMAT gives one and nothing better was given
-    lines += _node_lines(host, default_cores, hmat_bandwidth=not curves and memory_bandwidth_GBps is None)
+    lines += _node_lines(host, default_cores, hmat_bandwidth=not curves and memory_bandwidth_GBps is None,
+                         curves=bool(curves))
     lines += link_lines(inference, host, CURVE_LOCAL_LATENCY_NS if curves else FIFO_LOCAL_LATENCY_NS, kinds,
                         carried if kinds else {})
     lines.append("io:                         # assumption: one I/O port per node")

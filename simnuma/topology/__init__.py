@@ -19,7 +19,8 @@ documented in ``docs/topology.md``.
   fields, by the parameter table of :mod:`simnuma.topology.params`).
 """
 from ..errors import TopologyError
-from .board import COHERENCE_MODES, ROUTING_MODES, VCS, LinkParams, NodeParams, Topology, shortest_route
+from .board import COHERENCE_MODES, ROUTING_MODES, VCS, LinkParams, NodeParams, Topology
+from .routing import shortest_route
 from .helpers import format_link_bandwidth
 from .loading import bundled_topologies, load_topology, parse_topology, topology_from_dict
 

@@ -5,7 +5,7 @@ Routing ``shortest`` takes, among the shortest paths from a to b, the one whose 
 ids is lexicographically smallest (so 0->3 on the Quartet square goes 0, 1, 3).  Entries under
 ``routes`` replace single pairs, as a BIOS programs its routing table; routing ``table``
 requires an entry for every ordered pair.  Routing ``updown`` takes the smallest of the shortest
-up*/down* paths instead (:func:`updown_route`), which cannot wait on each other in a cycle."""
+up*/down* paths instead, which cannot wait on each other in a cycle (both in :mod:`.routing`)."""
 from __future__ import annotations
 
 import copy
@@ -17,6 +17,7 @@ import networkx as nx
 from ..errors import TopologyError
 from ..yamlsrc import dump_yaml
 from .memparams import DramParams
+from .routing import default_route
 
 VCS = ("request", "posted", "response", "probe")
 COHERENCE_MODES = ("broadcast", "probe_filter")
@@ -363,13 +364,14 @@ class Topology:
         renamed = {cls: {(m[a], m[b]): tuple(m[x] for x in r) for (a, b), r in self._class_routes[cls].items()}
                    for cls in ROUTE_CLASSES}
         graph = nx.relabel_nodes(self._graph, m)
+        forwarding = frozenset(m[n] for n in self.core_node_ids)
         doc.pop("routes", None)
         keep: dict = {}
         split = _split_routes(renamed)
         for pair, request in sorted(renamed["request"].items()):
             if pair in split:
                 keep[f"{pair[0]}->{pair[1]}"] = {cls: list(r) for cls, r in split[pair].items()}
-            elif self.routing == "table" or request != default_route(self.routing, graph, *pair):
+            elif self.routing == "table" or request != default_route(self.routing, graph, *pair, forwarding):
                 keep[f"{pair[0]}->{pair[1]}"] = list(request)
         if keep:
             doc["routes"] = keep
@@ -425,60 +427,3 @@ def _link_summary(link: LinkParams) -> dict:
             "bandwidth_GBps": {f"{link.a}->{link.b}": link.bandwidth_ab_GBps,
                                f"{link.b}->{link.a}": link.bandwidth_ba_GBps},
             "latency_ns": link.latency_ns, "count": link.count, "kind": link.kind}
-
-
-def shortest_route(g: nx.Graph, a: int, b: int) -> tuple:
-    """The lexicographically smallest of the shortest paths from a to b."""
-    dist = nx.single_source_shortest_path_length(g, b)
-    path = [a]
-    here = a
-    while here != b:
-        here = min(n for n in g.neighbors(here) if dist.get(n, -1) == dist[here] - 1)
-        path.append(here)
-    return tuple(path)
-
-
-def updown_route(g: nx.Graph, a: int, b: int) -> tuple:
-    """The lexicographically smallest of the shortest up*/down* paths from a to b.
-
-    Up*/down* routing (Schroeder et al., Autonet, 1991): the nodes are ranked by
-    their distance from the lowest-numbered node (then by id); a hop towards a
-    lower rank goes up, any other down, and a route never goes up after it has
-    gone down.  Such routes cannot form a cycle of link directions each waiting
-    on the next, on any connected board, at the price of some longer routes.
-    """
-    root = min(g.nodes)
-    level = nx.single_source_shortest_path_length(g, root)
-
-    def up(u, v) -> bool:
-        return (level[v], v) < (level[u], u)
-
-    # distance to b from every state (node, gone down yet), by a search backwards from b
-    dist = {(b, False): 0, (b, True): 0}
-    frontier = [(b, False), (b, True)]
-    while frontier:
-        reached = []
-        for v, down in frontier:
-            for u in g.neighbors(v):
-                if up(u, v):     # an up hop leaves and keeps the up phase
-                    before = [] if down else [(u, False)]
-                else:            # a down hop, from either phase, ends in the down phase
-                    before = [(u, False), (u, True)] if down else []
-                for state in before:
-                    if state not in dist:
-                        dist[state] = dist[(v, down)] + 1
-                        reached.append(state)
-        frontier = reached
-    path, state = [a], (a, False)
-    while state[0] != b:
-        u, down = state
-        steps = [(v, down or not up(u, v)) for v in g.neighbors(u) if not (down and up(u, v))]
-        state = min((s for s in steps if dist.get(s) == dist[state] - 1), key=lambda s: (s[0], s[1]))
-        path.append(state[0])
-    return tuple(path)
-
-
-def default_route(routing: str, g: nx.Graph, a: int, b: int) -> tuple:
-    """The route the ``routing`` mode gives a pair the file does not route itself."""
-    return updown_route(g, a, b) if routing == "updown" else shortest_route(g, a, b)
-

@@ -15,7 +15,8 @@ from .schema import (
     NODE_SCHEMA,
     TOP_KEYS,
 )
-from .board import _ROUTE_KEY, COHERENCE_MODES, ROUTE_CLASSES, ROUTING_MODES, Topology, _graph, default_route
+from .board import _ROUTE_KEY, COHERENCE_MODES, ROUTE_CLASSES, ROUTING_MODES, Topology, _graph
+from .routing import default_route
 from .kinds import _LinkKinds, _over_kind
 from ..yamlsrc import document_kind
 from .helpers import (
@@ -65,7 +66,7 @@ class _Validator(_LinkKinds):
         graph = _graph(sorted(ids), edges)
         routes = {}
         if self.connected(graph) and routing_ok:
-            routes = self.routes(data, graph, sorted(ids))
+            routes = self.routes(data, graph, sorted(ids), frozenset(n.id for n in nodes if n.cores))
         if self.problems:
             return None
         if len(links) != len(edges):  # every link without parameters must have been reported
@@ -350,8 +351,9 @@ class _Validator(_LinkKinds):
                                   f"{', '.join(str(n) for n in unplaced)} (give every node one, or no layout)")
 
     # -- routes
-    def routes(self, data, graph, ids) -> dict:
-        """``{class: {(a, b): route}}`` for every packet class (``ROUTE_CLASSES``) and ordered pair."""
+    def routes(self, data, graph, ids, forwarding=None) -> dict:
+        """``{class: {(a, b): route}}`` for every packet class (``ROUTE_CLASSES``) and ordered pair; ``forwarding``:
+        the nodes with cores, the others (memory-only) forward only where nothing else does (``default_route``)."""
         given = self.given_routes(data, graph, set(ids))
         mode = data.get("routing") or "shortest"
         routes: dict = {cls: {} for cls in ROUTE_CLASSES}
@@ -366,7 +368,7 @@ class _Validator(_LinkKinds):
                     missing.append(f"{a}->{b} (no request route)" if entry else f"{a}->{b}")
                     continue
                 default = request if request is not None else (
-                    default_route(mode, graph, a, b) if mode != "table" else None)
+                    default_route(mode, graph, a, b, forwarding) if mode != "table" else None)
                 for cls in ROUTE_CLASSES:
                     routes[cls][(a, b)] = entry.get(cls, default)
         if missing:

@@ -65,3 +65,38 @@ def test_a_node_whose_hmat_gives_its_bandwidth_takes_it_as_its_memory_s_peak(tmp
     given = host_topology_yaml(host, name="hmat", memory_bandwidth_GBps=100.0)
     assert "the firmware's HMAT (read" not in given
     assert [parse_topology(given, "g.yaml").node(n).memory_bandwidth_GBps for n in (0, 1)] == [100.0, 100.0]
+
+
+def _socket_and_cxl(read_MBps: int = 30000):
+    """A socket (node 0) and a CXL memory (node 1, no CPUs) whose HMAT gives its read bandwidth."""
+    from simnuma.bench.host import Host, HmatEntry, HostNode
+
+    nodes = (HostNode(0, (0, 1, 2, 3), 1 << 34, 1 << 33), HostNode(1, (), 1 << 36, 1 << 35))
+    hmat = (HmatEntry(0, (0,), 90, 90, 200000, 200000), HmatEntry(1, (0,), 250, 250, read_MBps, read_MBps))
+    return Host("/x", nodes, ((10, 14), (14, 10)), (), 0, None, None, "test CPU", "Linux 6", True, hmat=hmat)
+
+
+def test_a_memory_only_node_keeps_its_hmat_bandwidth_whatever_the_sockets_take():
+    """The documented peak (``--memory-bandwidth``) is the sockets' DRAM; the CXL memory keeps the HMAT's 30 GB/s,
+    and under measured curves (the sockets' DRAM again) it becomes a memory of its own at that bandwidth."""
+    from simnuma.bench.curves import Curve, CurvePoint
+    from simnuma.topology import parse_topology
+
+    host = _socket_and_cxl()
+    given = parse_topology(host_topology_yaml(host, name="g", memory_bandwidth_GBps=307.2), "g.yaml")
+    assert [given.node(n).memory_bandwidth_GBps for n in (0, 1)] == [307.2, 30.0]
+    points = ((1.0, 100.0), (100.0, 150.0), (200.0, 300.0))
+    curves = [Curve("r", 0, "0.0.l.0", tuple(CurvePoint(b, ns, f"case{k}", b) for k, (b, ns) in enumerate(points)),
+                    1.0)]
+    text = host_topology_yaml(host, name="c", curves=curves)
+    assert "not the curves of the sockets' DRAM" in text
+    measured = parse_topology(text, "c.yaml")
+    assert measured.node(0).memory_model == "curve"
+    assert measured.node(1).memory_model == "fifo" and measured.node(1).memory_bandwidth_GBps == 30.0
+
+
+def test_a_memory_only_node_without_an_hmat_says_what_it_takes():
+    host = _socket_and_cxl()
+    bare = type(host)(**{**host.__dict__, "hmat": ()})
+    text = host_topology_yaml(bare, name="g", memory_bandwidth_GBps=307.2)
+    assert "its memory takes the defaults' peak, the sockets' DRAM: give it its own" in text

@@ -52,6 +52,17 @@ def test_this_host_loads():
     assert len(topo.nodes) == len(discover_host().nodes)
 
 
+def test_this_hosts_sysfs_however_written_is_this_host():
+    """``--sysfs /sys/`` is this machine's sysfs, not a copy of another's: same CPU model, kernel and name."""
+    plain = discover_host()
+    for written in ("/sys/", "//sys", "/sys/devices/.."):
+        host = discover_host(written)
+        assert host.sysfs_root == "/sys"
+        assert (host.cpu_model, host.kernel) == (plain.cpu_model, plain.kernel)
+        assert [(n.id, n.cpus, n.memory_total_bytes, n.free_source) for n in host.nodes] == [
+            (n.id, n.cpus, n.memory_total_bytes, n.free_source) for n in plain.nodes]
+
+
 def test_unambiguous_distances_give_no_notes():
     square = ((10, 16, 16, 22), (16, 10, 22, 16), (16, 22, 10, 16), (22, 16, 16, 10))
     inference = infer_links([0, 1, 2, 3], square)
@@ -233,3 +244,35 @@ def test_a_remote_peak_gives_the_bandwidth_of_the_kind_of_link_it_crossed():
     assert {link.bandwidth_ab_GBps for link in square.links} == {12.5}
     assert "at least the 12.5 GB/s of data every CPU of node 0 read from node 1's memory" in host_topology_yaml(
         host, name="square", remote_peaks={(0, 1): 12.5})
+
+
+def _rows(matrix: str) -> tuple:
+    return tuple(tuple(int(v) for v in line.split()) for line in matrix.strip().splitlines())
+
+
+def test_a_memory_pool_shared_by_two_sockets_hangs_off_both_and_joins_neither():
+    """Two sockets 21 apart and a CXL pool 20 from each: the sockets are linked to each other, the pool to both
+    (it is not a node between them, though 20 < 21)."""
+    inference = infer_links([0, 1, 2], _rows("10 21 20\n21 10 20\n20 20 10"), cpuless=[2])
+    assert inference.links == [(0, 1), (0, 2), (1, 2)]
+    assert any("node 2 has no CPUs" in note and "nodes with CPUs, 0, 1 (distance 20)" in note for note in inference.notes)
+    without = infer_links([0, 1, 2], _rows("10 21 20\n21 10 20\n20 20 10"))
+    assert without.links == [(0, 2), (1, 2)]     # read as sockets, the pool would be the sockets' only way
+
+
+def test_memory_devices_hang_off_their_nearest_node_and_their_distances_to_each_other_are_left_out():
+    """Two sockets of two clusters (12 within, 21 apart), each cluster with an HBM node 13 from it; the HBM nodes
+    are 12 from each other within a socket, which says nothing of a link between them."""
+    rows = _rows("""
+        10 12 21 21 13 14 23 23
+        12 10 21 21 14 13 23 23
+        21 21 10 12 23 23 13 14
+        21 21 12 10 23 23 14 13
+        13 14 23 23 10 12 21 21
+        14 13 23 23 12 10 21 21
+        23 23 13 14 21 21 10 12
+        23 23 14 13 21 21 12 10""")
+    inference = infer_links(range(8), rows, cpuless=[4, 5, 6, 7])
+    hbm = [(a, b) for a, b in inference.links if max(a, b) >= 4]
+    assert hbm == [(0, 4), (1, 5), (2, 6), (3, 7)]
+    assert (0, 1) in inference.links and (2, 3) in inference.links

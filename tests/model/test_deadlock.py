@@ -120,7 +120,7 @@ def test_updown_routes_never_admit_a_cyclic_wait(board):
     """On any connected wiring (a random tree plus random extra links), up*/down* routes have no cycle."""
     import networkx as nx
 
-    from simnuma.topology.board import updown_route
+    from simnuma.topology.routing import updown_route
 
     n, parents, extra = board
     g = nx.Graph()
