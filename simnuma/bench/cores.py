@@ -3,22 +3,52 @@ this process may use) and the core of a second thread beside it."""
 from __future__ import annotations
 
 from ..errors import BenchError
+from .cpulists import format_cpulist
 from .host import Host
 
-__all__ = ["allowed_cores", "first_core", "second_core", "beside_first"]
+__all__ = ["allowed_cores", "first_core", "second_core", "beside_first", "memory_allowed", "home_note"]
+
+
+def memory_allowed(host: Host, node) -> bool:
+    """Whether the node has memory this process may use (its cpuset's ``Mems_allowed``; any where not known)."""
+    return node.has_memory and (host.allowed_mems is None or node.id in host.allowed_mems)
+
+
+def _preferred(host: Host, nodes: list):
+    """Of ``nodes``: those whose first CPU this process may use where there are any, else those with any CPU it may
+    use, else all; and of those the first with a second CPU it may use where there is one, else the first."""
+    nodes = ([n for n in nodes if host.may_use(n.cpus[0])] or [n for n in nodes if allowed_cores(host, n)]
+             or nodes)
+    return next((n for n in nodes if len(allowed_cores(host, n)) >= 2), nodes[0])
 
 
 def _home_node(host: Host):
-    """The node the suite measures from (from its first core, :func:`first_core`): the first with CPUs and memory,
-    of those whose first CPU this process may use where there are any, else of those with any CPU it may use (a
-    job given the second socket, or every CPU but each socket's first, as a container whose host keeps those for
-    itself), and of those a node with a second CPU it may use where there is one."""
+    """The node the suite measures from (from its first core, :func:`first_core`): of the nodes with CPUs and memory
+    whose memory this process may use (:func:`memory_allowed`) and with a CPU it may use, the first whose first
+    CPU it may use where there are any, else any (a job given the second socket, or every CPU but each socket's
+    first, as a container whose host keeps those for itself), and of those a node with a second CPU it may use
+    where there is one.  Where no node has both, the node the suite refuses to run from (it says why): the first
+    whose memory it may use, else the first with a CPU it may use."""
     usable = [n for n in host.nodes if n.cpus and n.has_memory]
     if not usable:
         raise BenchError("no node of this host has both CPUs and memory")
-    usable = ([n for n in usable if host.may_use(n.cpus[0])] or [n for n in usable if allowed_cores(host, n)]
-              or usable)
-    return next((n for n in usable if len(allowed_cores(host, n)) >= 2), usable[0])
+    allowed = [n for n in usable if memory_allowed(host, n)]
+    runnable = [n for n in allowed if allowed_cores(host, n)]
+    return _preferred(host, runnable or allowed or usable)
+
+
+def home_note(host: Host, home) -> str:
+    """Why the suite measures from ``home`` rather than the node it would take were every memory node allowed
+    ('' where that is ``home``, or where ``home`` cannot run the suite either)."""
+    usable = [n for n in host.nodes if n.cpus and n.has_memory]
+    unrestricted = _preferred(host, [n for n in usable if allowed_cores(host, n)] or usable)
+    if (unrestricted.id == home.id or memory_allowed(host, unrestricted) or not memory_allowed(host, home)
+            or not allowed_cores(host, home)):
+        return ""
+    return (f"the suite measures from node {home.id} (CPUs {format_cpulist(home.cpus)}), not node {unrestricted.id}:"
+            f" node {unrestricted.id}'s memory is not among the memory nodes this process may use (Mems_allowed:"
+            f" {format_cpulist(host.allowed_mems)}; a cpuset restricts it), so the cases with an array there are"
+            " skipped")
 
 
 def allowed_cores(host: Host, node) -> list:

@@ -5,15 +5,17 @@ The set depends on the host (nodes with CPUs, nodes with memory, CPU count):
 - single threads: ops r, w, t and l from the first core of every node with
   CPUs to every node with memory (its first CPU this process may use,
   :func:`first_core`; core 0 below stands for it);
-- two threads on one node (the home node: the first with CPUs and memory and,
-  if possible, two CPUs): r+r, w+w and r+w on local memory; on a multi-node
-  host also a local writer (reader) beside one writing (reading) the nearest
-  other node;
+- two threads on one node (the home node: the first with CPUs and memory that
+  this process may use and, if possible, two CPUs; :func:`~.cores._home_node`):
+  r+r, w+w and r+w on local memory; on a multi-node host also a local writer
+  (reader) beside one writing (reading) the nearest other node whose memory
+  this process may use (its cpuset's ``Mems_allowed``);
 - on a multi-node host, crossfire (``a.0.w.b b.0.w.a``, and the same for reads)
   and the same hops without crossfire (``a.0.w.b b.0.w.c``; on two nodes the
   second thread stays local: ``a.0.w.b b.0.w.b``);
 - loaded writers: two local writers (one when CPUs are short) beside one to
-  three background readers of local memory at two rates;
+  three background readers of local memory at two rates (of the home node's
+  memory on a node without memory this process may use);
 - loaded latency, on the home node H: the latency chase ``H.0.l.H`` beside 1 to
   K unthrottled background streams of local memory (K = the node's other CPUs,
   leaving out the hardware threads of the chase's own core, whose sharing of
@@ -26,8 +28,8 @@ The set depends on the host (nodes with CPUs, nodes with memory, CPU count):
 - the peak: every CPU of the home node streaming local memory (r, w, t) in the
   foreground;
 - the remote peaks, on a multi-node host: every CPU of the home node reading
-  the memory of the first node at each distance from it, where the links'
-  bandwidth decides.
+  the memory of the first node at each distance from it (the first whose
+  memory this process may use), where the links' bandwidth decides.
 
 No case uses more threads than the host has CPUs or more memory than a node
 has free; the cases that would are listed as skipped with the reason.  A case
@@ -57,7 +59,7 @@ from ..case import SEPARATOR, Case, parse_case
 from ..tables import count
 from ..units import format_bandwidth
 from ..workload import parse_spec
-from .cores import _home_node, allowed_cores, beside_first, first_core, second_core
+from .cores import _home_node, allowed_cores, beside_first, first_core, home_note, memory_allowed, second_core
 from .cpulists import format_cpulist
 from .host import Host, array_count, format_bytes
 from .sizing import MEMORY_SHARE, MOST_ARRAY_BYTES, ArraySize, suite_array_size
@@ -145,6 +147,10 @@ class SuitePlan:
         needed = len(case.threads) + len(case.background)
         if needed > self.host.cpu_count:
             return f"needs {needed} CPUs, the host has {self.host.cpu_count}"
+        quota = self.host.cpu_quota
+        if quota is not None and needed > quota.cpus:
+            return (f"runs {needed} threads at once, more than this process's CPU quota of {quota.text()}: it would"
+                    " measure the quota, not the machine")
         barred = self._not_allowed(case)
         if barred:
             return (f"{count(len(barred), 'CPU')} it runs on ({format_cpulist(barred)}) not allowed to this process"
@@ -217,7 +223,7 @@ def _same_node_pairs(plan: SuitePlan, a, b) -> None:
 
 
 def _crossfire_pairs(host: Host, plan: SuitePlan, a, b) -> None:
-    others = [n for n in host.nodes if n.has_memory and n.id not in (a.id, b.id)]
+    others = [n for n in host.nodes if memory_allowed(host, n) and n.id not in (a.id, b.id)]
     # as far from b as a is, so that only the distance from a changes; none such: b's own memory (on two nodes)
     by_distance = [n for n in others if host.distance(b.id, n.id) == host.distance(b.id, a.id)]
     third = _nearest(host, b, by_distance) or b
@@ -259,7 +265,7 @@ def _loaded_writers(host: Host, plan: SuitePlan, home) -> None:
                 plan.skipped.append({"case": f"{writers} writer(s) on node {x} + {readers} background reader(s)"
                                              f" at {rate}", "kind": "loaded", "reason": reason})
                 continue
-            background = tuple(f"{n.id}.{c}.r.{n.id if n.has_memory else x}@{rate}" for n, c in slots[:readers])
+            background = tuple(f"{n.id}.{c}.r.{n.id if memory_allowed(host, n) else x}@{rate}" for n, c in slots[:readers])
             plan.add(planned("loaded", threads, background,
                           purpose=f"local writers under {readers} background reader(s) at {rate}"))
 
@@ -363,6 +369,12 @@ def _peak(plan: SuitePlan, home) -> None:
     """Every CPU of the home node streaming its local memory in the foreground."""
     x = home.id
     cores = allowed_cores(plan.host, home)
+    if not cores:
+        plan.skipped.append({"case": f"every CPU of node {x} streaming local memory", "kind": "peak",
+                             "reason": f"this process may use none of node {x}'s CPUs ({format_cpulist(home.cpus)};"
+                                       f" allowed CPUs: {format_cpulist(plan.host.allowed_cpus)}; a cpuset or CPU"
+                                       " affinity restricts it)"})
+        return
     _note_barred(plan, home, "the peak cases")
     for op in ("r", "w", "t"):
         threads = tuple(f"{x}.{c}.{op}.{x}" for c in cores)
@@ -372,15 +384,16 @@ def _peak(plan: SuitePlan, home) -> None:
 
 def _remote_peaks(plan: SuitePlan, home) -> None:
     """Every CPU of the home node reading another node's memory, for each distance from it that a node with memory
-    lies at (the first such node): the ways to the other nodes at their peak, where the links' bandwidth decides,
-    as MLC's bandwidth matrix measures it (reads: the data one way, nothing of the memory's write curve).  They do
-    not size the suite's arrays (:mod:`.sizing`): on a node with less memory than the home node they are skipped."""
+    lies at (the first such node whose memory this process may use, else the first, its case skipped): the ways to
+    the other nodes at their peak, where the links' bandwidth decides, as MLC's bandwidth matrix measures it (reads:
+    the data one way, nothing of the memory's write curve).  They do not size the suite's arrays (:mod:`.sizing`):
+    on a node with less memory than the home node they are skipped."""
     x = home.id
     cores = allowed_cores(plan.host, home)
     if len(cores) < 2:
         return
-    targets: dict = {}   # distance -> the first node with memory at it
-    for n in plan.host.nodes:
+    targets: dict = {}   # distance -> the first node with memory at it that this process may use, else the first
+    for n in sorted(plan.host.nodes, key=lambda n: not memory_allowed(plan.host, n)):
         if n.has_memory and n.id != x:
             targets.setdefault(plan.host.distance(x, n.id), n)
     for distance, node in sorted(targets.items(), key=lambda item: (item[0] is None, item[0] or 0, item[1].id)):
@@ -407,7 +420,16 @@ def _plan(host: Host, stream_GBps: dict | None, size_bytes: int | None) -> Suite
     plan = SuitePlan(host, size_bytes)
     home = _home_node(host)
     others = [n for n in host.nodes if n.cpus and n.has_memory and n.id != home.id]
-    nearest = _nearest(host, home, others)
+    # the nearest whose memory and a CPU this process may use, else whose memory, else the nearest (its cases
+    # skipped with the reason)
+    allowed = [n for n in others if memory_allowed(host, n)]
+    nearest = (_nearest(host, home, [n for n in allowed if allowed_cores(host, n)]) or _nearest(host, home, allowed)
+               or _nearest(host, home, others))
+    note = home_note(host, home)
+    if note:
+        plan.notes.append(note)
+    if quota_note(host):
+        plan.notes.append(quota_note(host))
     _singles(host, plan)
     if len(home.cpus) >= 2:
         _same_node_pairs(plan, home, nearest)
@@ -422,6 +444,15 @@ def _plan(host: Host, stream_GBps: dict | None, size_bytes: int | None) -> Suite
     _peak(plan, home)
     _remote_peaks(plan, home)
     return plan
+
+
+def quota_note(host: Host) -> str:
+    """What a control group's CPU quota below the host's CPUs does to the suite ("" where there is none)."""
+    quota = host.cpu_quota
+    if quota is None or quota.cpus >= host.cpu_count:
+        return ""
+    return (f"this process's CPU quota is {quota.text()}: the cases of more threads than that are skipped (they would"
+            " measure the quota, not the machine); run the suite where no quota applies to measure them")
 
 
 def suite_cases(host: Host, stream_GBps: dict | None = None, size_bytes: int | None = None) -> tuple:

@@ -14,12 +14,13 @@ from pathlib import Path
 
 from ..errors import BenchError, SpecError
 from ..fileio import progress, write_json
+from .cores import home_note, memory_allowed
 from .cpulists import format_cpulist
 from .estimate import Probe, estimate_text, probe_host, suite_seconds
 from .host import Host, discover_host, format_bytes
 from .merge import merge_reports
 from .plan import (BACKGROUND_RATES, INDEX_FORMAT, MIXES, MOST_STREAM_COUNTS, PACED_FRACTIONS, PlannedCase, SuitePlan, _home_node,
-                   first_core, paced_rates, second_core, stream_counts, suite_array_size, suite_cases, suite_plan)
+                   first_core, paced_rates, quota_note, second_core, stream_counts, suite_array_size, suite_cases, suite_plan)
 from .run import parse_count, parse_pages, parse_reps, parse_size, run_bench
 
 __all__ = ["PlannedCase", "SuitePlan", "suite_plan", "suite_cases", "run_suite", "parse_rounds", "INDEX_FORMAT",
@@ -47,15 +48,29 @@ def _headline(report: dict) -> dict:
     }
 
 
-def _check_first_core_allowed(host: Host, home) -> None:
-    """The suite measures from the first core of the home node this process may use (its probe, its single
-    threads, the chase): refuse at once, in one line, where it may use none of the node's CPUs (none of any node
-    with memory: :func:`~simnuma.bench.plan._home_node` would have taken another)."""
+def _check_home_allowed(host: Host, home) -> None:
+    """The suite measures from the first core of the home node this process may use, on the node's memory (its
+    probe, its single threads, the chase): refuse at once, in one line, where it may use none of the node's CPUs
+    or not its memory (then no node with memory has both: :func:`~simnuma.bench.plan._home_node` would have taken
+    another)."""
+    mems = host.allowed_mems
+    if not memory_allowed(host, home):
+        with_memory = format_cpulist(n.id for n in host.nodes if n.cpus and n.has_memory)
+        raise BenchError(f"bench suite: none of the nodes with CPUs and memory ({with_memory}) is among the memory"
+                         f" nodes this process may use (Mems_allowed: {format_cpulist(mems)}; a cpuset restricts it);"
+                         f" run it where the memory of one of them is allowed (a cpuset whose cpuset.mems holds"
+                         f" {home.id})")
     if not any(map(host.may_use, home.cpus)):
+        where = ("a node with memory" if mems is None else
+                 f"a node whose memory it may use (Mems_allowed: {format_cpulist(mems)})")
         raise BenchError(f"bench suite: it runs from node {home.id} (CPUs {format_cpulist(home.cpus)}), none of whose"
                          f" CPUs this process may use (allowed CPUs: {format_cpulist(host.allowed_cpus)}; a cpuset or"
-                         f" CPU affinity restricts it); run it where a CPU of a node with memory is allowed (e.g."
+                         f" CPU affinity restricts it); run it where a CPU of {where} is allowed (e.g."
                          f" taskset -c {home.cpus[0]},...)")
+    quota = host.cpu_quota
+    if quota is not None and quota.cpus < 1.0:
+        raise BenchError(f"bench suite: this process's CPU quota is {quota.text()}: even one thread would measure"
+                         " the quota, not the machine; run it where no quota below one CPU applies")
 
 
 def observe_scaling(entries: dict, host: Host, op: str) -> dict | None:
@@ -194,12 +209,16 @@ def run_suite(out_dir, size_bytes=None, reps: int = 3, host: Host | None = None,
     reps = parse_reps(reps)
     rounds = parse_rounds(rounds)
     pages = parse_pages(pages)
+    home = _home_node(host)
+    _check_home_allowed(host, home)      # first: the plan that sizes the arrays plans from the home node
+    note = home_note(host, home)         # why not the node it would take were every memory node allowed
+    for line in (note, quota_note(host)):
+        if line and announce is not None:
+            announce(f"bench suite: {line}")
     size, size_rule = _array_size(host, size_bytes, announce)
     started = time.monotonic()
     date = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     load_before = load_average()
-    home = _home_node(host)
-    _check_first_core_allowed(host, home)
     probe = probe or probe_host(host, home.id, size, pages)
     plan = suite_plan(host, probe.stream_GBps, probe.size_bytes)
     estimates = suite_seconds(plan.cases, probe, reps)

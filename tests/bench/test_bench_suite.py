@@ -7,8 +7,10 @@ from dataclasses import replace
 
 import pytest
 from benchutil import FIXTURE_NAMES, run_cli, sysfs
+from test_bench_suite_size import suite_events
 
 from simnuma.bench.host import Host, HostNode, discover_host
+from simnuma.bench.plan import suite_array_size
 from simnuma.bench.suite import observe_scaling, run_suite, suite_cases, suite_plan
 from simnuma.errors import BenchError
 from simnuma.workload import parse_spec
@@ -297,3 +299,103 @@ def test_a_home_node_with_one_allowed_cpu_keeps_one_writer_beside_the_readers():
     loaded = [c for c in plan.cases if c.kind == "loaded"]
     assert loaded and all(c.threads == ("0.3.w.0",) for c in loaded)
     assert not [s for s in plan.skipped if s["kind"] == "loaded"]
+
+
+def _checked_suite(tmp_path, monkeypatch, host) -> tuple:
+    """Run a suite on ``host``, the benchmark and the probe faked, every case placed as the benchmark would place it
+    (a SpecError there fails the case); ``(announced lines, probed node, index)``."""
+    probed: list = []
+    lines, _sizes, index = suite_events(tmp_path, monkeypatch, host, place=True, homes=probed)
+    return lines, probed, index
+
+
+def test_a_cpuset_of_the_second_nodes_memory_measures_from_it(tmp_path, monkeypatch):
+    """cpuset.mems=1 on two nodes: the suite measures from node 1 (its probe, chase, pairs and peaks), says so in
+    one line before anything else, and skips only the cases with an array on node 0.  Before: the home node stayed 0
+    and the suite stopped at its probe ('0.0.r.0': node 0 is not among the memory nodes this process may use)."""
+    host = replace(discover_host(sysfs("two_node")), allowed_mems=frozenset({1}))
+    lines, probed, index = _checked_suite(tmp_path, monkeypatch, host)
+    assert probed == [1]
+    note = ("bench suite: the suite measures from node 1 (CPUs 8-15,24-31), not node 0: node 0's memory is not among"
+            " the memory nodes this process may use (Mems_allowed: 1; a cpuset restricts it), so the cases with an"
+            " array there are skipped")
+    assert lines[0] == note and len(lines) == 2 and note.removeprefix("bench suite: ") in index["notes"]
+    assert index["groups"]["loaded-latency"][0] == "1.0.l.1" and index["groups"]["peak"][0].startswith("1.0.r.1 1.1.r.1")
+    assert "1.0.r.1 1.1.r.1" in index["groups"]["same-node"]
+    assert "1.0.w.1 1.1.w.1 + 0.0.r.1@2GB/s 0.1.r.1@2GB/s" in index["groups"]["loaded"]
+    assert all("error" not in case for case in index["cases"])
+    assert index["skipped"] and all("Mems_allowed: 1" in s["reason"] for s in index["skipped"])
+    assert {s["kind"] for s in index["skipped"]} == {"single", "same-node", "crossfire", "no-crossfire",
+                                                     "remote-peak"}
+
+
+def test_the_nearest_node_and_the_remote_peaks_take_nodes_whose_memory_is_allowed():
+    """Four sockets at distance 21 with node 1's memory withheld: the nearest node is 2 and the third of the
+    no-crossfire pair 3, the readers beside the writers on node 1 read the home node's memory, and the remote peak
+    reads node 2: none of those cases is skipped (before: every one was, for node 1's memory)."""
+    host = _host([(n, range(4 * n, 4 * n + 4), True) for n in range(4)],
+                 tuple(tuple(10 if a == b else 21 for b in range(4)) for a in range(4)), allowed_mems=frozenset({0, 2, 3}))
+    plan = suite_plan(host, SINGLE_GBps, size_bytes=1 << 20)
+    cases = names(plan.cases)
+    assert {"0.0.w.0 0.1.w.2", "0.0.w.2 2.0.w.0", "0.0.r.2 2.0.r.3", "0.0.r.2 0.1.r.2 0.2.r.2 0.3.r.2"} <= cases
+    assert "0.0.w.0 0.1.w.0 + 1.0.r.0@2GB/s 2.0.r.2@2GB/s 3.0.r.3@2GB/s" in cases
+    assert not [s for s in plan.skipped if s["kind"] != "single"]
+    assert all(parse_spec(s["case"]).mem_node == 1 for s in plan.skipped)
+
+
+def test_the_nearest_node_is_one_whose_cpus_this_process_may_use():
+    """Four sockets at distance 21 with node 1's CPUs withheld: the crossfire pairs run between nodes 0 and 2
+    (before: between 0 and 1, both skipped for node 1's CPUs)."""
+    host = _host([(n, range(4 * n, 4 * n + 4), True) for n in range(4)],
+                 tuple(tuple(10 if a == b else 21 for b in range(4)) for a in range(4)),
+                 allowed_cpus=frozenset(range(16)) - frozenset(range(4, 8)))
+    plan = suite_plan(host, SINGLE_GBps, size_bytes=1 << 20)
+    assert {"0.0.w.2 2.0.w.0", "0.0.r.2 2.0.r.0"} <= names(plan.cases)
+    assert not [s for s in plan.skipped if s["kind"] in ("crossfire", "no-crossfire")]
+
+
+def test_each_remote_peak_reads_the_first_allowed_node_at_its_distance():
+    """Two sockets of four clusters (NPS4: 12 within a socket, 32 across) with node 4's memory withheld: the
+    cross-socket peak reads node 5 (before: node 4, skipped); a distance with no allowed node is still listed as
+    skipped, with the reason."""
+    rows = tuple(tuple(10 if a == b else 12 if a // 4 == b // 4 else 32 for b in range(8)) for a in range(8))
+    host = _host([(n, range(2 * n, 2 * n + 2), True) for n in range(8)], rows, allowed_mems=frozenset(range(8)) - {4})
+    assert suite_plan(host, SINGLE_GBps).groups["remote-peak"] == ["0.0.r.1 0.1.r.1", "0.0.r.5 0.1.r.5"]
+    one_socket = suite_plan(replace(host, allowed_mems=frozenset(range(4))), SINGLE_GBps)
+    assert one_socket.groups["remote-peak"] == ["0.0.r.1 0.1.r.1"]
+    (skipped,) = [s for s in one_socket.skipped if s["kind"] == "remote-peak"]
+    assert skipped["case"] == "0.0.r.4 0.1.r.4" and "Mems_allowed: 0-3" in skipped["reason"]
+
+
+def test_a_cpuset_whose_cpus_and_memory_share_no_node_is_refused_at_once(tmp_path):
+    """CPUs of node 0 only and memory of node 1 only, or memory of a CPU-less node only: no node can be the home
+    node; the suite says so in one line, naming the allowed CPUs and memory nodes, before it measures."""
+    host = replace(discover_host(sysfs("two_node")), allowed_cpus=frozenset(range(8)), allowed_mems=frozenset({1}))
+    with pytest.raises(BenchError) as caught:
+        run_suite(tmp_path / "out", host=host)
+    assert str(caught.value) == ("bench suite: it runs from node 1 (CPUs 8-15,24-31), none of whose CPUs this process"
+                                 " may use (allowed CPUs: 0-7; a cpuset or CPU affinity restricts it); run it where a"
+                                 " CPU of a node whose memory it may use (Mems_allowed: 1) is allowed (e.g. taskset"
+                                 " -c 8,...)")
+    far = _host([(0, range(0, 4), True), (1, range(4, 8), True), (2, (), True)],
+                ((10, 21, 14), (21, 10, 24), (14, 24, 10)), allowed_mems=frozenset({2}))
+    with pytest.raises(BenchError) as caught:
+        run_suite(tmp_path / "out", host=far)
+    assert str(caught.value) == ("bench suite: none of the nodes with CPUs and memory (0-1) is among the memory nodes"
+                                 " this process may use (Mems_allowed: 2; a cpuset restricts it); run it where the"
+                                 " memory of one of them is allowed (a cpuset whose cpuset.mems holds 0)")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("size", [None, "64MiB"])
+def test_the_no_usable_cpu_line_comes_before_the_arrays_are_sized(tmp_path, size):
+    """Only the CPUs of the memoryless node 3 allowed: with or without --size, the one line that says so, not the
+    SpecError of a peak planned without a thread (before, without --size: "expected a case such as ..., got [])."""
+    host = replace(discover_host(sysfs("sparse")), allowed_cpus=frozenset({6, 7, 9}))
+    with pytest.raises(BenchError, match=r"^bench suite: it runs from node 0 \(CPUs 0-3\), none of whose CPUs this"
+                                         r" process may use \(allowed CPUs: 6-7,9;"):
+        run_suite(tmp_path / "out", host=host, size_bytes=size)
+    assert suite_array_size(host).size_bytes
+    plan = suite_plan(host, SINGLE_GBps)
+    assert "peak" not in plan.groups
+    assert any(s["kind"] == "peak" and "may use none of node 0's CPUs (0-3" in s["reason"] for s in plan.skipped)

@@ -8,7 +8,7 @@ from benchutil import stride_json
 from test_bench_suite_latency import fake_report, probe
 
 from simnuma.bench import suite as suite_module
-from simnuma.bench.host import Host, HostNode, default_size_bytes, discover_host
+from simnuma.bench.host import Host, HostNode, default_size_bytes, discover_host, resolve_threads
 from simnuma.bench.plan import MEMORY_SHARE, MOST_ARRAY_BYTES, arrays_by_node, suite_array_size, suite_plan
 from simnuma.bench.suite import run_suite
 
@@ -113,15 +113,21 @@ def test_the_last_level_cache_is_one_instance_in_python_and_natively(tmp_path, s
     assert suite_array_size(host).size_bytes == 340 * MiB   # 576 arrays of the triad peak within 192 GiB
 
 
-def suite_events(tmp_path, monkeypatch, host, size_bytes=None):
-    """Run a suite on ``host`` with the benchmark and the probe faked; ``(announced lines, sizes run, index)``."""
+def suite_events(tmp_path, monkeypatch, host, size_bytes=None, place=False, homes=None):
+    """Run a suite on ``host`` with the benchmark and the probe faked; ``(announced lines, sizes run, index)``.
+    With ``place``, every case is placed as the benchmark would place it (a SpecError there fails the case);
+    ``homes`` (a list) is told the node each probe measured on."""
     lines, sizes = [], []
 
     def fake_run_bench(threads, background, size_bytes, reps, host, pages):
+        if place:
+            resolve_threads(host, threads, background, size_bytes)
         sizes.append(size_bytes)
         return fake_report(threads, background, reps)
 
     def fake_probe(host, home, size_bytes, pages):
+        if homes is not None:
+            homes.append(home)
         sizes.append(size_bytes)
         return probe()
 
