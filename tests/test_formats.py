@@ -47,8 +47,12 @@ def test_mlc_layout_and_csv(dual):
     rows = [line.split("\t") for line in text.splitlines() if line.startswith("      0\t")]
     assert float(rows[0][-2]) == pytest.approx(dual.latency_ns[0][0], abs=0.06)
     csv_rows = matrices_csv(dual).splitlines()
-    assert csv_rows[0] == "measurement,from_node,to_node,offered_share_of_peak,value,unit"
+    assert csv_rows[0] == "measurement,from_node,to_node,offered_share_of_peak,value,unit,board,board_hash,seed,version"
     assert len(csv_rows) == 1 + 3 * 4 + 2 * 2 * 6
+    trace = f",dual,{dual.board_hash},{dual.seed},{dual.version}"
+    assert all(row.endswith(trace) for row in csv_rows[1:])
+    loaded = [row.split(",") for row in csv_rows if row.startswith("loaded_latency,")]
+    assert {(row[1], row[2]) for row in loaded} == {("0", "0"), ("1", "1")}   # each node's own core 0 chased
 
 
 def test_slit_is_firmware_like(quartet):
@@ -78,6 +82,20 @@ def test_iasl_compiles_the_acpi_slit(quartet, tmp_path):
     table = (tmp_path / "slit.aml").read_bytes()
     assert table[:4] == b"SLIT" and len(table) == 44 + 16 and sum(table) % 256 == 0
     assert list(table[44:48]) == slit_distances(quartet)[0]
+
+
+def test_the_acpi_slit_of_a_board_with_any_name_is_ascii_for_iasl(quartet, tmp_path):
+    """iasl reads ASCII only and takes an OEM Table ID of 8 characters: a board named 'réseau "ö" */ x' keeps its
+    ASCII letters and digits there, and its comment cannot end early."""
+    from dataclasses import replace
+
+    text = export("acpi", QUARTET, replace(quartet, board='réseau "ö" */ x'))
+    text.encode("ascii")
+    assert '"RSEAUX  "' in text and text.count("*/") == 1
+    if shutil.which("iasl"):
+        (tmp_path / "named.dsl").write_text(text)
+        run = subprocess.run(["iasl", "named.dsl"], capture_output=True, text=True, cwd=tmp_path)
+        assert run.returncode == 0 and (tmp_path / "named.aml").exists(), run.stdout + run.stderr
 
 
 @pytest.mark.skipif(shutil.which("lstopo-no-graphics") is None and shutil.which("lstopo") is None,

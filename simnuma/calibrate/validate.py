@@ -195,6 +195,7 @@ class Validation:
             "measurements": list(self.data.files),
             "machine": self.data.machine.to_dict(),
             "excluded_cases": self.excluded_cases,
+            "notes": list(self.data.notes),
             "warnings": self.warnings,
             "summary": self.summary(),
             "rows": [r.to_dict() for r in self.rows],
@@ -218,6 +219,7 @@ class Validation:
                 lines.append("not identified by the calibration, the board's own values: " + ", ".join(unidentified))
         if self.excluded_cases:
             lines.append("not validated (used for calibration): " + "; ".join(self.excluded_cases))
+        lines += [f"note: {note}" for note in self.data.notes]   # what a tool's output held and was not imported
         return lines + [f"warning: {w}" for w in self.warnings]
 
     def _table_rows(self) -> list:

@@ -133,16 +133,14 @@ def cmd_import(args) -> int:
         text = read_input(Path(args.file))
     except UnreadableInput as exc:
         raise SpecError(f"{name}: cannot read: {exc}") from None
+    notes: list = []
     try:
-        out = reference_yaml(args.format, text, topo, Path(args.file).name, args.case)
+        out = reference_yaml(args.format, text, topo, Path(args.file).name, args.case, notes)
     except SpecError as exc:
         raise SpecError(f"{name}: as {args.format} output: {exc}") from None
     write_atomic(args.output, out)
-    if args.format == "mlc":
-        from ..formats.imports import parse_mlc
-
-        for section in parse_mlc(text)["skipped"]:
-            print(f"note: {name}: not imported: {section}", file=sys.stderr)
+    for note in notes:
+        print(f"note: {name}: {note}", file=sys.stderr)
     count = out.count("metric:")
     print(f"wrote {args.output}: {tables.count(count, 'measurement')} of board {topo.name}; check them with"
           f" simnuma validate {args.board} {args.output}")

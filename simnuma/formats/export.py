@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import math
+import re
 from xml.sax.saxutils import quoteattr
 
 from ..bench.cpulists import format_cpulist
@@ -67,8 +68,11 @@ def _slit_text(topology, m) -> str:
 def _acpi_text(topology, m) -> str:
     dist = slit_distances(m)
     n = len(dist)
-    oem_table = (m.board.upper().replace("-", "")[:8]).ljust(8)
-    lines = [f"/* SLIT of board {m.board} ({m.board_hash}), simnuma {m.version}: compile with iasl */",
+    # iasl reads ASCII only, and an OEM Table ID of 8 printable characters: the name's ASCII letters and digits
+    plain = re.sub(r"[^A-Za-z0-9]", "", m.board)
+    oem_table = (plain.upper()[:8] or "SIMNUMA").ljust(8)
+    named = re.sub(r"[^ -~]|\*/", "?", m.board)
+    lines = [f"/* SLIT of board {named} ({m.board_hash}), simnuma {m.version}: compile with iasl */",
              '[0004]                          Signature : "SLIT"    [System Locality Information Table]',
              f"[0004]                       Table Length : {44 + n * n:08X}",
              "[0001]                           Revision : 01",

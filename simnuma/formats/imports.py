@@ -47,23 +47,31 @@ def detect_tool(text: str) -> str | None:
     return None
 
 
-def _grid_after(lines: list, start: int) -> dict:
-    """``{(row node, column node): value}`` of the MLC grid after line ``start`` ("Numa node" header rows).
+def _grid_after(lines: list, start: int) -> tuple:
+    """``(grid, dashed)`` of the MLC grid after line ``start``: ``{(row node, column node): value}`` and the rows
+    MLC printed all ``-`` (a node without CPUs, from which it measures nothing).
 
-    A row of the grid that is not all numbers, or has another count of them than the header has columns, is a
-    SpecError naming its line (a damaged or edited output), never a shorter grid."""
-    out = {}
+    The header row is ``Numa node`` and the nodes (``Socket`` and the nodes in MLC 2's ``Memory node`` grids).  A
+    row of the grid that is not all numbers, has another count of them than the header has columns, or repeats a
+    node is a SpecError naming its line (a damaged or edited output), never a shorter grid.  The grid ends at a
+    blank line or at the next section's title: a section MLC could not measure (it says why instead) has none."""
+    out: dict = {}
+    dashed: set = set()
     columns = None
     for number, line in enumerate(lines[start + 1:], start + 2):
         words = line.split()
         if not words:
-            if columns is not None and out:
+            if columns is not None and (out or dashed):
                 break
             continue
-        if words[:2] == ["Numa", "node"] and len(words) > 2 and all(w.isdigit() for w in words[2:]):
-            columns = [int(w) for w in words[2:]]
+        if words[0].lower() == "measuring":
+            break
+        label = 1 if words[0] == "Socket" else 2
+        if (words[:2] == ["Numa", "node"] or words[0] == "Socket") and len(words) > label and all(
+                w.isdigit() for w in words[label:]):
+            columns = [int(w) for w in words[label:]]
             continue
-        if words[:2] == ["Numa", "node"]:
+        if words[:2] in (["Numa", "node"], ["Memory", "node"]):
             continue
         if columns is None:
             continue
@@ -73,12 +81,27 @@ def _grid_after(lines: list, start: int) -> dict:
             raise SpecError(f"line {number}: the row of node {words[0]} has {len(words) - 1} values for"
                             f" {len(columns)} columns")
         row = int(words[0])
+        if row in dashed or any((row, col) in out for col in columns):
+            raise SpecError(f"line {number}: a second row for node {row} in one grid")
+        if all(w == "-" for w in words[1:]):
+            dashed.add(row)
+            continue
         for col, value in zip(columns, words[1:]):
             try:
                 out[(row, col)] = float(value)
             except ValueError:
                 raise SpecError(f"line {number}: node {row} to node {col} is {value!r}; expected a number") from None
-    return out
+    return out, dashed
+
+
+def _failure(lines: list, k: int) -> str:
+    """What MLC printed under the section titled at line ``k`` instead of a grid (its ``***`` line), or ''."""
+    for line in lines[k + 1:k + 6]:
+        if line.strip().lower().startswith("measuring"):
+            break
+        if line.strip().startswith("***"):
+            return line.strip().lstrip("*").strip()
+    return ""
 
 
 def _section_lines(lines: list, k: int) -> str:
@@ -109,28 +132,49 @@ def _read_only(lines: list, k: int) -> None:
 
 def parse_mlc(text: str) -> dict:
     """MLC's output: ``{"latency": {(i, j): ns}, "bandwidth": {(i, j): MB/s}, "one_reader": {(i, j): MB/s},
-    "loaded": [(delay, ns, MB/s)], "skipped": [title (line N), ...]}``.
+    "loaded": [(delay, ns, MB/s)], "dashed": {grid: rows all '-'}, "skipped": [title (line N), ...]}``.
 
     ``bandwidth`` is MLC's matrix (every core of node i reading node j); ``one_reader`` the grid of one reader
     that ``simnuma matrix`` prints beside it.  Sections simnuma does not simulate as measured (MLC's peak
-    injection bandwidths, cache-to-cache transfers, ``simnuma matrix``'s loaded latencies per node) are listed
-    in ``skipped``."""
+    injection bandwidths, cache-to-cache transfers, ``simnuma matrix``'s loaded latencies per node), and sections
+    MLC could not measure, are listed in ``skipped``.  A file of two runs (a section twice) is refused: their
+    numbers would be neither one run's nor repetitions."""
     from .matrix import LOADED_TITLE
 
     lines = text.splitlines()
-    out: dict = {"latency": {}, "bandwidth": {}, "one_reader": {}, "loaded": []}
+    out: dict = {"latency": {}, "bandwidth": {}, "one_reader": {}, "loaded": [], "dashed": {}}
     skipped = []
+    first: dict = {}   # section -> the line of its title
+
+    def take(key: str, k: int) -> None:
+        if key in first:
+            raise SpecError(f"line {k + 1}: a second {lines[k].strip()!r} (the first at line {first[key]}): give one"
+                            " MLC run per file")
+        first[key] = k + 1
+
+    def grid(key: str, k: int, scale: float = 1.0) -> None:
+        values, dashed = _grid_after(lines, k)
+        if not values and not dashed:
+            why = _failure(lines, k)
+            skipped.append(f"{lines[k].strip().rstrip('.')} (line {k + 1}): no grid"
+                           + (f", MLC printed: {why}" if why else ""))
+            return
+        out[key] = {pair: value * scale for pair, value in values.items()}
+        out["dashed"][key] = dashed
+
     for k, line in enumerate(lines):
         low = line.strip().lower()
         if low.startswith("measuring idle latencies"):
-            out["latency"] = _grid_after(lines, k)
+            take("latency", k)
+            grid("latency", k)
         elif low.startswith("measuring memory bandwidths between nodes"):
             _read_only(lines, k)
-            scale = _bandwidth_unit_MBps(lines, k)
-            grid = {key: value * scale for key, value in _grid_after(lines, k).items()}
-            out["one_reader" if "one reader" in low else "bandwidth"] = grid
+            key = "one_reader" if "one reader" in low else "bandwidth"
+            take(key, k)
+            grid(key, k, _bandwidth_unit_MBps(lines, k))
         elif low.startswith("measuring loaded latencies"):
             _read_only(lines, k)
+            take("loaded", k)
             for row in lines[k + 1:]:
                 m = re.match(rf"^\s*(\d+)\s+({_NUMBER})\s+({_NUMBER})\s*$", row)
                 if m:
@@ -139,9 +183,10 @@ def parse_mlc(text: str) -> dict:
                     break
         elif low.startswith("measuring ") or low.startswith(LOADED_TITLE.lower()):
             skipped.append(f"{line.strip().rstrip('.')} (line {k + 1})")
-    if not any(out.values()):
+    if not any(out[key] for key in ("latency", "bandwidth", "one_reader", "loaded")):
         raise SpecError("no MLC measurement found: expected 'Measuring idle latencies', 'Measuring Memory Bandwidths"
-                        " between nodes' or 'Measuring Loaded Latencies' sections")
+                        " between nodes' or 'Measuring Loaded Latencies' sections with their numbers"
+                        + (f" (not imported: {'; '.join(skipped)})" if skipped else ""))
     out["skipped"] = skipped
     return out
 
@@ -153,6 +198,10 @@ def parse_stream(text: str) -> dict:
         best[m.group(1)] = float(m.group(2))
     if "Triad" not in best:
         raise SpecError("no STREAM result found: expected a line 'Triad:  <best rate MB/s> ...'")
+    failed = re.search(r"^Failed Validation.*$", text, re.M)
+    if failed:
+        raise SpecError(f"STREAM says {failed.group(0).strip()!r}: its arrays did not hold the values its kernels"
+                        " compute, so its rates are not to be trusted")
     threads = (re.search(r"Number of Threads counted\s*=\s*(\d+)", text)       # what ran, else what was asked
                or re.search(r"Number of Threads requested\s*=\s*(\d+)", text))
     elements = re.search(r"Array size\s*=\s*(\d+)", text)
@@ -166,7 +215,8 @@ def parse_likwid(text: str) -> dict:
     rate = re.search(rf"^MByte/s:\s*({_NUMBER})", text, re.M)
     if not test or not rate:
         raise SpecError("no likwid-bench result found: expected lines 'Test: <kernel>' and 'MByte/s: <rate>'")
-    threads = re.search(r"^Number of threads:\s*(\d+)", text, re.M)
+    threads = (re.search(r"^Using (\d+) threads", text, re.M)            # likwid-bench 4 and 5
+               or re.search(r"^Number of threads:\s*(\d+)", text, re.M))
     return {"test": test.group(1), "threads": int(threads.group(1)) if threads else 1, "MBps": float(rate.group(1))}
 
 
@@ -180,24 +230,45 @@ def _positive(value: float, what: str, unit: str) -> float:
     return value
 
 
-def _measurements_mlc(data: dict, topology) -> list:
+def _rate_text(MBps: float) -> str:
+    """A background thread's rate as its spec writes it, to four significant digits."""
+    return f"{MBps / 1000:.4g}GB/s" if MBps >= 1000 else f"{MBps:.4g}MB/s"
+
+
+def _check_rows(data: dict, topology) -> None:
+    """SpecError where MLC measured from a node the board gives no cores, or printed '-' for one that has some."""
+    for key in ("latency", "bandwidth", "one_reader"):
+        for i in sorted({i for i, _j in data.get(key, {})}):
+            if not topology.node(i).cores:
+                raise SpecError(f"the MLC output measures from node {i}, which board {topology.name!r} gives no cores"
+                                " (a memory-only node, whose row MLC prints as '-')")
+        for i in sorted(data.get("dashed", {}).get(key, ())):
+            if topology.node(i).cores:
+                raise SpecError(f"the MLC output's row of node {i} is all '-' (MLC ran nothing there: it saw no CPU"
+                                f" on it), but board {topology.name!r} gives it {topology.node(i).cores} cores")
+
+
+def _measurements_mlc(data: dict, topology, notes: list) -> list:
     ids = set(topology.node_ids)
+    unknown = {n for key in ("latency", "bandwidth", "one_reader") for pair in data.get(key, {}) for n in pair}
+    unknown |= {n for rows in data.get("dashed", {}).values() for n in rows}
+    if unknown - ids:
+        raise SpecError(f"the MLC output has NUMA nodes {sorted(unknown - ids)} that board {topology.name!r} does not"
+                        f" (nodes {sorted(ids)})")
+    _check_rows(data, topology)
     out = []
     for (i, j), ns in sorted(data["latency"].items()):
-        if i in ids and j in ids:
-            _positive(ns, f"the idle latency from node {i} to node {j}", "ns")
-            out.append({"case": f"{i}.0.l.{j}", "metric": "thread_latency_ns", "thread": f"{i}.0.l.{j}",
-                        "value": f"{ns} ns", "source": "mlc"})
+        _positive(ns, f"the idle latency from node {i} to node {j}", "ns")
+        out.append({"case": f"{i}.0.l.{j}", "metric": "thread_latency_ns", "thread": f"{i}.0.l.{j}",
+                    "value": f"{ns} ns", "source": "mlc"})
     for (i, j), mbps in sorted(data["bandwidth"].items()):
-        if i in ids and j in ids:
-            _positive(mbps, f"the bandwidth from node {i} to node {j}", "MB/s")
-            case = " ".join(f"{i}.{c}.r.{j}" for c in range(topology.node(i).cores))
-            out.append({"case": case, "metric": "memory_GBps", "node": j, "value": f"{mbps} MB/s", "source": "mlc"})
+        _positive(mbps, f"the bandwidth from node {i} to node {j}", "MB/s")
+        case = " ".join(f"{i}.{c}.r.{j}" for c in range(topology.node(i).cores))
+        out.append({"case": case, "metric": "memory_GBps", "node": j, "value": f"{mbps} MB/s", "source": "mlc"})
     for (i, j), mbps in sorted(data.get("one_reader", {}).items()):
-        if i in ids and j in ids:
-            _positive(mbps, f"one reader's bandwidth from node {i} to node {j}", "MB/s")
-            out.append({"case": f"{i}.0.r.{j}", "metric": "thread_GBps", "thread": f"{i}.0.r.{j}",
-                        "value": f"{mbps} MB/s", "source": "mlc"})
+        _positive(mbps, f"one reader's bandwidth from node {i} to node {j}", "MB/s")
+        out.append({"case": f"{i}.0.r.{j}", "metric": "thread_GBps", "thread": f"{i}.0.r.{j}",
+                    "value": f"{mbps} MB/s", "source": "mlc"})
     first = topology.core_node_ids[0]   # where MLC's chase runs: CPU 0, on the first node with CPUs
     others = [(n, c) for n in topology.node_ids for c in range(topology.node(n).cores) if (n, c) != (first, 0)]
     for delay, ns, mbps in data["loaded"]:
@@ -205,14 +276,14 @@ def _measurements_mlc(data: dict, topology) -> list:
             continue
         _positive(ns, f"the loaded latency at inject delay {delay}", "ns")
         rate = mbps / len(others)
-        background = " ".join(f"{n}.{c}.r.{n}@{rate / 1000:.3f}GB/s" for n, c in others)
+        if rate < 1.0:
+            notes.append(f"MLC inject delay {delay}: {mbps:g} MB/s shared by {len(others)} cores is {rate:.2g} MB/s"
+                         " a core, under simnuma's slowest rate of 1 MB/s a thread")
+            continue
+        background = " ".join(f"{n}.{c}.r.{n}@{_rate_text(rate)}" for n, c in others)
         out.append({"case": f"{first}.0.l.{first} + {background}", "metric": "thread_latency_ns",
                     "thread": f"{first}.0.l.{first}", "value": f"{ns} ns", "source": "mlc",
                     "note": f"MLC inject delay {delay}: {mbps} MB/s in all, shared equally by the other cores"})
-    unknown = {n for key in ("latency", "bandwidth", "one_reader") for pair in data.get(key, {}) for n in pair} - ids
-    if unknown:
-        raise SpecError(f"the MLC output has NUMA nodes {sorted(unknown)} that board {topology.name!r} does not"
-                        f" (nodes {sorted(ids)})")
     return out
 
 
@@ -231,18 +302,25 @@ def tool_case(spec: str, op: str | None = None, tool: str = "tool's"):
     return parsed
 
 
-def reference_yaml(fmt: str, text: str, topology, source_name: str, case: str | None = None) -> str:
-    """The reference dataset (YAML text) for the output ``text`` of tool ``fmt`` measured on ``topology``'s machine."""
+def reference_yaml(fmt: str, text: str, topology, source_name: str, case: str | None = None,
+                   notes: list | None = None) -> str:
+    """The reference dataset (YAML text) for the output ``text`` of tool ``fmt`` measured on ``topology``'s machine;
+    ``notes`` (a list) is told what of the output was not imported, and why."""
     from ..case import parse_case
     from ..workload import Workload
 
     left_out = ""
     if fmt == "mlc":
+        if case is not None:
+            raise SpecError("--case: MLC's output says where each of its measurements ran; --case places a STREAM or"
+                            " likwid-bench run")
         data = parse_mlc(text)
-        measurements = _measurements_mlc(data, topology)
+        measurements = _measurements_mlc(data, topology, notes if notes is not None else [])
         citation = f"Intel Memory Latency Checker output, {source_name}"
         if data["skipped"]:
             left_out = "; not imported: " + "; ".join(data["skipped"])
+            if notes is not None:
+                notes += [f"not imported: {section}" for section in data["skipped"]]
     elif fmt in ("stream", "likwid"):
         if fmt == "stream":
             data = parse_stream(text)
@@ -257,7 +335,8 @@ def reference_yaml(fmt: str, text: str, topology, source_name: str, case: str | 
             citation = f"likwid-bench -t {data['test']} output, {source_name}"
         if threads not in (None, 1):
             raise SpecError(f"the run used {threads} threads; simnuma imports one-thread runs, each placed by --case")
-        spec = case or f"{topology.node_ids[0]}.0.{op}.{topology.node_ids[0]}"
+        home = topology.core_node_ids[0]   # the first node with cores (a memory-only node runs nothing)
+        spec = case or f"{home}.0.{op}.{home}"
         parsed = tool_case(spec, op, fmt)
         _positive(rate, "the best Triad rate" if fmt == "stream" else f"the {data['test']} rate", "MB/s")
         measurements = [{"case": spec, "metric": "thread_GBps", "thread": parsed.threads[0], "value": f"{rate} MB/s",

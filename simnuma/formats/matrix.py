@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..case import explicit_case
 from ..runner import Job, ResultCache, Runner, board_hash
@@ -44,6 +44,7 @@ class Matrices:
     seed: int
     version: str
     initiators: tuple = ()    # the rows, where they are not every node: memory-only nodes run no thread
+    chasers: dict = field(default_factory=dict)   # node j -> the node whose core 0 chases j's loaded latency
 
     @property
     def rows(self) -> tuple:
@@ -192,7 +193,7 @@ def compute_matrices(topology, workers: int = 1, cache_dir=None, seed: int = 1, 
             points.append((share, memory["bandwidth_GBps"], fg(key)[0]["latency_ns"]["mean"]))
         loaded[j] = points
     return Matrices(topology.name, digest, tuple(ids), latency, one, every, loaded, seed, __version__,
-                    () if rows == ids else tuple(rows))
+                    () if rows == ids else tuple(rows), {j: _chaser(topology, j) for j in loaded})
 
 
 MLC_MB_PER_SEC = "Bandwidths are in MB/sec (1 MB/sec = 1,000,000 Bytes/sec)"
@@ -238,18 +239,24 @@ def mlc_text(m: Matrices) -> str:
     return "\n".join(lines) + "\n"
 
 
+CSV_COLUMNS = "measurement,from_node,to_node,offered_share_of_peak,value,unit,board,board_hash,seed,version"
+
+
 def matrices_csv(m: Matrices) -> str:
-    """Long form: ``measurement,from_node,to_node,offered_share_of_peak,value,unit``."""
-    rows = ["measurement,from_node,to_node,offered_share_of_peak,value,unit"]
+    """Long form, a row per number (:data:`CSV_COLUMNS`): each names the board, its hash, the seed and the version
+    it came from, as the studies' CSV do; a loaded-latency row's ``from_node`` is the node that chased."""
+    trace = f"{m.board},{m.board_hash},{m.seed},{m.version}"
+    rows = [CSV_COLUMNS]
     for name, values, unit in (("idle_latency", m.latency_ns, "ns"), ("bandwidth_one_reader", m.bandwidth_GBps, "GB/s"),
                                ("bandwidth_all_cores", m.node_bandwidth_GBps, "GB/s")):
         for i, row in zip(m.rows, values):
             for j, v in zip(m.nodes, row):
-                rows.append(f"{name},{i},{j},,{v:.6g},{unit}")
+                rows.append(f"{name},{i},{j},,{v:.6g},{unit},{trace}")
     for j, points in m.loaded.items():
+        chaser = m.chasers.get(j, "")
         for share, bw, lat in points:
-            rows.append(f"loaded_latency,,{j},{share:g},{lat:.6g},ns")
-            rows.append(f"loaded_bandwidth,,{j},{share:g},{bw:.6g},GB/s")
+            rows.append(f"loaded_latency,{chaser},{j},{share:g},{lat:.6g},ns,{trace}")
+            rows.append(f"loaded_bandwidth,{chaser},{j},{share:g},{bw:.6g},GB/s,{trace}")
     return "\n".join(rows) + "\n"
 
 
@@ -286,7 +293,7 @@ def write_heatmap(path, m: Matrices) -> bool:
     axes[2].set_ylabel("chase latency (ns)")
     axes[2].set_title("loaded latency")
     axes[2].legend()
-    fig.suptitle(f"{m.board} ({m.board_hash}), simnuma {m.version}")
+    fig.suptitle(f"{m.board} ({m.board_hash}), seed {m.seed}, simnuma {m.version}")
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100)

@@ -169,6 +169,7 @@ class MeasurementSet:
     machine: MachineInfo
     files: tuple = field(default_factory=tuple)
     peaks: frozenset = frozenset()   # the cases a suite planned as peaks (of every CPU it could use), by name
+    notes: tuple = ()                # what a source held and the set does not (a tool output's sections not imported)
 
     def __len__(self) -> int:
         return len(self.measurements)

@@ -1,6 +1,8 @@
 """Loading measurements from files, benchmark suite folders and bundled reference datasets by name."""
 from __future__ import annotations
 
+import re
+from dataclasses import replace
 from pathlib import Path
 
 from .. import bundled
@@ -38,7 +40,8 @@ def load_measurements(sources, topology=None, tool_case: str | None = None) -> M
             seen[m.workload_key] = m.origin
     measurements = tuple(m for s in sets for m in s.measurements)
     files = tuple(f for s in sets for f in s.files)
-    return MeasurementSet(measurements, first.machine, files, frozenset().union(*(s.peaks for s in sets)))
+    return MeasurementSet(measurements, first.machine, files, frozenset().union(*(s.peaks for s in sets)),
+                          tuple(note for s in sets for note in s.notes))
 
 
 def load_source(source, topology=None, tool_case: str | None = None) -> MeasurementSet:
@@ -67,10 +70,13 @@ def _load_file(path: Path, shown: str, topology=None, tool_case: str | None = No
 
         tool = detect_tool(content)
         if tool is not None:
+            notes: list = []
             try:
-                content = reference_yaml(tool, content, topology, path.name, tool_case)
+                content = reference_yaml(tool, content, topology, path.name, tool_case, notes)
             except SpecError as exc:
                 raise CalibrationError(f"{shown}: {tool} output: {exc}") from None
+            loaded = _load_reference(content, shown)
+            return replace(loaded, notes=tuple(f"{shown}: {note}" for note in notes))
     if path.suffix.lower() == ".json" or content.lstrip().startswith("{"):
         data = _parse_json(content, shown)
         kind = data.get("format") if isinstance(data, dict) else None
@@ -82,7 +88,16 @@ def _load_file(path: Path, shown: str, topology=None, tool_case: str | None = No
             return _load_reference(content, shown)
         raise CalibrationError(f"{shown}: unknown format {kind!r}; expected {BENCH_FORMAT!r} (simnuma bench run),"
                                f" {SUITE_FORMAT!r} (simnuma bench suite) or {REFERENCE_FORMAT!r}")
-    return _load_reference(content, shown)
+    try:
+        return _load_reference(content, shown)
+    except CalibrationError as exc:
+        if re.search(r"^format\s*:", content, re.M):
+            raise   # meant as a reference dataset: its own error says where
+        what = ("nor the output of a tool simnuma reads (Intel MLC, STREAM, likwid-bench)" if topology is not None
+                else "(a tool's output, Intel MLC, STREAM or likwid-bench, is read here once simnuma import has made"
+                     " it a reference dataset)")
+        raise CalibrationError(f"{shown}: not measurements (a simnuma bench report or suite, a reference dataset)"
+                               f" {what} ({exc})") from None
 
 
 # -- reference datasets
