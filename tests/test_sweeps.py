@@ -141,7 +141,7 @@ seed: -1
         ":10: cases[1].set: unknown set 'singel' (did you mean 'single'?)",
         ":11: metrics[0]: unknown name 'speed'",
         ":12: rank[0]: unknown name 'latency'",
-        ":13: seed: expected a whole number >= 0",
+        ":13: seed: expected a whole number from 0 to 2^63 - 1",
     ]
     assert len(err) == len(expected)
     for line, part in zip(err, expected):

@@ -96,6 +96,7 @@ def cmd_sweep(args) -> int:
         shown = f"{value:.4g}" if isinstance(value, float) else str(value)
         print(f"  {k}. {row['board']}" + (f" ({row['matches']})" if row.get("matches") else "")
               + "".join(f" {path}={row[path]}" for path, _ in sweep.grid) + f": {metric} {shown}"
+              + (" (analytic, not simulated)" if row.get("source") == "analytic" else "")
               + (f"; deadlocked in {count(row['deadlocks'], 'simulation')}" if row.get("deadlocks") else ""))
     stuck = sum(1 for row in run.configurations if row.get("deadlocks"))
     if stuck:

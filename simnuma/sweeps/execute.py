@@ -68,7 +68,8 @@ def _jobs(sweep, plans) -> dict:
 def prefilter(sweep, plans, top: int) -> tuple:
     """``(plans to simulate, analytic configuration rows, analytic point rows)``: every configuration solved by
     the analytic model (``docs/analytic.md``) and ranked; the ``top`` best are simulated, with any whose first
-    ranking aggregate is within the analytic model's known error (10%) of the worst of them."""
+    ranking aggregate is within the analytic model's known error (10% of the times, :func:`within_error`) of the
+    worst of them."""
     from ..analytic import AGREES, analyze
     from .output import ranked
 
@@ -83,11 +84,23 @@ def prefilter(sweep, plans, top: int) -> tuple:
     kept = {id(r) for r in keep}
     if keep and keep[-1].get(metric) is not None:
         edge = keep[-1][metric]
-        kept |= {id(r) for r in order if r.get(metric) is not None and abs(r[metric] - edge) <= AGREES * abs(edge)}
+        kept |= {id(r) for r in order if r.get(metric) is not None and within_error(metric, r[metric], edge, AGREES)}
     chosen = [plan_ for r, plan_, _ in solved if id(r) in kept]
     dropped = [r for r, _, _ in solved if id(r) not in kept]
     dropped_points = [row for r, _, p_rows in solved if id(r) not in kept for row in p_rows]
     return chosen, dropped, dropped_points
+
+
+# aggregates that are a ratio of two times less one (0: no difference): the analytic model's error is a share of
+# the times, so it is a share of the ratio, not of the aggregate, which may be near zero
+RATIO_AGGREGATES = ("local_latency_spread", "crossfire_penalty")
+
+
+def within_error(metric: str, value: float, edge: float, error: float) -> bool:
+    """Whether ``value`` of aggregate ``metric`` is within the analytic model's ``error`` (a share of the times it
+    comes from) of ``edge``: for a ratio less one, of the ratio (``1 + edge``); else of the value itself."""
+    scale = abs(1.0 + edge) if metric in RATIO_AGGREGATES else abs(edge)
+    return abs(value - edge) <= error * scale
 
 
 def run_sweep(sweep, workers: int = 1, cache_dir=None, dask=None, on_done=None, prefilter_top: int | None = None,

@@ -29,7 +29,9 @@ __all__ = ["ranked", "write_sweep_outputs", "summary_text", "pareto_front"]
 
 
 def _sort_key(row: dict, rank: tuple):
-    key: list = [(1 if row.get("deadlocks") else 0, 0.0)]   # a board that deadlocks on a case ranks last
+    key: list = [(1 if row.get("deadlocks") else 0, 0.0),   # a board that deadlocks on a case ranks last
+                 # after every simulated configuration, those the analytic prefilter left out (it ranked them below)
+                 (1 if row.get("source") == "analytic" else 0, 0.0)]
     for name in rank:
         value = row.get(name)
         if value is None:
@@ -40,7 +42,8 @@ def _sort_key(row: dict, rank: tuple):
 
 
 def ranked(configurations: list, rank: tuple) -> list:
-    """The configurations best first by ``rank`` (the first aggregate decides, the next breaks ties)."""
+    """The configurations best first by ``rank`` (the first aggregate decides, the next breaks ties); those the
+    analytic prefilter did not simulate (``source: analytic``) after all the simulated ones, as it ranked them."""
     return sorted(configurations, key=lambda row: _sort_key(row, rank))
 
 

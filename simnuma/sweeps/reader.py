@@ -20,6 +20,8 @@ The language (``docs/sweeps.md``)::
 """
 from __future__ import annotations
 
+import itertools
+
 from pathlib import Path
 from typing import NoReturn
 
@@ -42,11 +44,12 @@ __all__ = ["load_sweep", "parse_sweep", "SweepError"]
 _TOP_KEYS = ("format", "name", "title", "description", "boards", "grid", "cases", "metrics", "rank", "size",
              "seed", "mode")
 _BOARD_KEYS = ("board", "changes", "label")
-_WIRING_ENTRY_KEYS = ("wirings", "from", "routing")
+_WIRING_ENTRY_KEYS = ("wirings", "from", "routing", "label")
 _ROUTINGS = ("shortest", "updown")
 _WIRING_KEYS = ("sockets", "ports", "io", "spare_ports", "parallel")
 _SET_KEYS = ("set", "op", "ops", "background")
 _MOST_POINTS = 100_000
+_MOST_CHECKED = 2_000   # configurations whose every grid point is checked before a sweep runs
 
 
 class SweepError(StudyError):
@@ -133,6 +136,8 @@ class _SweepReader:
         if points > _MOST_POINTS:
             self.err(("grid",) if grid else (), f"{points:,} board configurations and cases: more than"
                                                f" {_MOST_POINTS:,}; split the sweep")
+        if not self.problems and grid:
+            self.grid_points(boards, grid, cases)
         if not self.bad_cases:
             for i, aggregate in enumerate(rank):
                 if not _available(aggregate, cases):
@@ -169,8 +174,8 @@ class _SweepReader:
 
     def seed(self, data) -> int:
         seed = data.get("seed", 1)
-        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            self.err(("seed",), f"expected a whole number >= 0, got {seed!r}")
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2 ** 63:
+            self.err(("seed",), f"expected a whole number from 0 to 2^63 - 1, got {seed!r}")
             return 1
         return seed
 
@@ -214,6 +219,7 @@ class _SweepReader:
         return out
 
     def board_entry(self, path, entry) -> list:
+        before = len(self.problems)   # this entry's problems, not an earlier entry's
         if isinstance(entry, str):
             topo = self.load_board(path, entry)
             return [BoardEntry(topo.name, topo, entry)]
@@ -233,7 +239,7 @@ class _SweepReader:
                 topo.with_parameters({key: value})
             except SimnumaError as exc:
                 self.err(path + ("changes", key), _change_message(exc, key))
-        if self.problems:
+        if len(self.problems) > before:
             raise _Invalid()
         topo = topo.with_parameters(changes) if changes else topo
         label = entry.get("label", topo.name)
@@ -277,12 +283,17 @@ class _SweepReader:
 
         found = named_wirings(found, [load_topology(n) for n in bundled_topologies()])
         out = []
-        for w in found:
+        label = entry.get("label")
+        if label is not None and (not isinstance(label, str) or not _NAME.match(label)):
+            self.fail(path + ("label",), f"expected a prefix for the wirings' names (letters, digits, '_', '.' and '-'),"
+                                         f" got {label!r}")
+        for k, w in enumerate(found):
             try:
                 board = wiring_board(template, w, routing)
-            except SimnumaError as exc:
-                self.fail(path + ("from",), f"{w.name}: {_first_line(exc)}")
-            out.append(BoardEntry(w.name, board, f"wiring of {template.name}", w.matches))
+            except SimnumaError as exc:   # the template's (the same for every wiring), or this wiring's
+                self.fail(path + ("from",), _first_line(exc) if k == 0 else f"{w.name}: {_first_line(exc)}")
+            name = f"{label}-{w.name}" if label else w.name
+            out.append(BoardEntry(name, board, f"wiring of {template.name}", w.matches))
         return out
 
     def load_board(self, path, name):
@@ -327,6 +338,31 @@ class _SweepReader:
             if not failures:
                 out.append((str(key), tuple(values)))
         return tuple(out)
+
+    def grid_points(self, boards, grid, cases) -> None:
+        """Every board at every point of the grid (values of several paths together: ports and a link's count), and
+        every case written out on it, checked before anything runs; the first point that fails is reported (the
+        sets adapt to each board).  Beyond ``_MOST_CHECKED`` configurations, each value is checked alone."""
+        explicit = [(i, c.case) for i, c in enumerate(cases) if c.kind == "case"]
+        keys = [key for key, _ in grid]
+        points = (itertools.product(*(values for _, values in grid)) if len(boards) * _product(grid) <= _MOST_CHECKED
+                  else [tuple(v if k == key else values[0] for k, values in grid) for key, vs in grid for v in vs])
+        for values in points:
+            point = dict(zip(keys, values))
+            for b in boards:
+                where = f"on {b.label} at " + ", ".join(f"{k}={v}" for k, v in point.items())
+                try:
+                    topology = b.topology.with_parameters(point)
+                except SimnumaError as exc:
+                    self.err(("grid",), f"{where}: {_first_line(exc).split('with_parameters: ')[-1]}")
+                    return
+                for i, case in explicit:
+                    try:
+                        placed = case.placed(topology)
+                        Workload.build(placed.threads, placed.background).check(topology)
+                    except SimnumaError as exc:
+                        self.err(("cases", i), f"{where}: {_first_line(exc)}")
+                        return
 
     # -- cases
     def cases(self, data, boards) -> list:
@@ -397,7 +433,7 @@ def _change_message(exc, key) -> str:
 
 
 def _first_line(exc) -> str:
-    text = str(exc)
+    text = str(exc).removeprefix("<topology>: ")   # a board's own problem, not one of a file
     return text.splitlines()[0] if text else type(exc).__name__
 
 

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 
 import networkx as nx
 
+from ..errors import TopologyError
+
 __all__ = ["Wiring", "wirings", "wiring_board", "MOST_LABELLED"]
 
 MOST_LABELLED = 2_000_000   # labelled graphs a search may examine before it gives up (a clear error, not a hang)
@@ -173,6 +175,13 @@ def wiring_board(template, wiring: Wiring, routing: str | None = None):
     from ..topology.loading import topology_from_dict
 
     doc = template.to_dict()
+    own = [(n["id"], sorted(k for k in n if k != "id")) for n in doc.get("nodes") or () if len(n) > 1]
+    if own:
+        node, keys = own[0]
+        what = "it has no cores (a memory-only node)" if "cores" in keys and template.node(node).cores == 0 \
+            else f"it has its own {', '.join(keys)}"
+        raise TopologyError(f"{template.name}: node {node}: {what}, and a wiring gives every socket the board's"
+                            " defaults; take a board whose nodes all take the defaults (set them under 'defaults')")
     for key in ("layout", "routes", "io"):
         doc.pop(key, None)
     if routing is not None:
