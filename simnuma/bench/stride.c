@@ -38,6 +38,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -47,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -151,16 +153,40 @@ static void sb_printf(strbuf *sb, const char *fmt, ...)
     }
 }
 
+/* The length of the well-formed UTF-8 sequence at p (1 to 4), or 0 where it is not one. */
+static int utf8_length(const unsigned char *p)
+{
+    int n = p[0] < 0x80 ? 1 : (p[0] & 0xE0) == 0xC0 ? 2 : (p[0] & 0xF0) == 0xE0 ? 3 : (p[0] & 0xF8) == 0xF0 ? 4 : 0;
+    if (n == 0 || (n == 2 && p[0] < 0xC2) || (n == 4 && p[0] > 0xF4))
+        return 0;
+    for (int i = 1; i < n; i++)
+        if ((p[i] & 0xC0) != 0x80)
+            return 0;
+    if ((n == 3 && p[0] == 0xE0 && p[1] < 0xA0) || (n == 3 && p[0] == 0xED && p[1] >= 0xA0) ||
+        (n == 4 && p[0] == 0xF0 && p[1] < 0x90) || (n == 4 && p[0] == 0xF4 && p[1] >= 0x90))
+        return 0;   /* overlong, a surrogate, or beyond U+10FFFF */
+    return n;
+}
+
+/* A JSON string: quotes, backslashes and control characters escaped, and any byte that is not part of a
+   well-formed UTF-8 sequence (a path or a cpuinfo in another encoding) written as U+FFFD, so that the report is
+   always valid JSON. */
 static void sb_json_string(strbuf *sb, const char *s)
 {
     sb_printf(sb, "\"");
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            sb_printf(sb, "\\%c", *p);
-        else if (*p < 0x20)
-            sb_printf(sb, "\\u%04x", *p);
-        else
-            sb_printf(sb, "%c", *p);
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        int n = utf8_length(p);
+        if (n == 0) {
+            sb_printf(sb, "\\ufffd");
+            p++;
+        } else if (*p == '"' || *p == '\\') {
+            sb_printf(sb, "\\%c", *p++);
+        } else if (*p < 0x20) {
+            sb_printf(sb, "\\u%04x", *p++);
+        } else {
+            sb_printf(sb, "%.*s", n, (const char *)p);
+            p += n;
+        }
     }
     sb_printf(sb, "\"");
 }
@@ -837,8 +863,21 @@ static const char *allowed_mem_list(const host_info *host, char *out, size_t siz
     return out;
 }
 
+/* Whether two paths name the same file (this machine's /sys however written: /sys/, //sys, a link to it). */
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 static void discover_host(host_info *host, const char *sysfs_root)
 {
+    char system[PATH_MAX];
+    snprintf(system, sizeof system, "%s/devices/system", sysfs_root);
+    struct stat st;
+    if (stat(system, &st) != 0 || !S_ISDIR(st.st_mode))
+        die_user("--sysfs %s: not a sysfs tree (no devices/system); give the folder sysfs is mounted on, e.g. /sys",
+                 sysfs_root);
     memset(host, 0, sizeof *host);
     host->sysfs_root = sysfs_root;
     int *ids = NULL;
@@ -975,6 +1014,11 @@ static void parse_spec(const char *text, int background, thread_spec *spec)
             die_user("'%s': malformed rate: expected a bandwidth such as '4 GB/s', got '%s'", raw, p + 1);
         if (!(spec->rate_bytes_per_second > 0))
             die_user("'%s': the rate must be positive", raw);
+        if (!isfinite(spec->rate_bytes_per_second))
+            die_user("'%s': malformed rate: expected a finite quantity, got '%s'", raw, p + 1);
+        if (spec->rate_bytes_per_second < 1e6)
+            die_user("'%s': the slowest rate is 1 MB/s (a slower thread would take hours of simulated events to"
+                     " measure)", raw);
     }
     snprintf(spec->label, sizeof spec->label, "%s", raw);
 }
@@ -1118,14 +1162,19 @@ static void sleep_until(double when_seconds)
 }
 
 /* Hold the thread back until bytes_done at rate would have taken this long. */
-static void pace(double start_seconds, double bytes_done, double rate_bytes_per_second)
+static void pace(double start_seconds, double bytes_done, double rate_bytes_per_second, const atomic_int *stop)
 {
     double target = start_seconds + bytes_done / rate_bytes_per_second;
     double now = now_seconds();
-    if (now >= target)
-        return;
-    if (target - now > 100e-6)
-        sleep_until(target - 50e-6);
+    /* in slices of at most a millisecond, so that a paced background thread stops soon after the foreground
+       threads end, however slow its rate (at 1 MB/s a 64 KiB chunk is 65 ms) */
+    while (target - now > 100e-6) {
+        if (stop && atomic_load_explicit(stop, memory_order_relaxed))
+            return;
+        double until = target - 50e-6;
+        sleep_until(until - now > 1e-3 ? now + 1e-3 : until);
+        now = now_seconds();
+    }
     while (now_seconds() < target)
         ;
 }
@@ -1692,7 +1741,7 @@ static void run_repetition(worker *w, int rep)
         bytes_done += (double)(end - line) * bytes_per_line;
         line = end;
         if (rate > 0)
-            pace(start, bytes_done, rate);
+            pace(start, bytes_done, rate, background ? &stop_background : NULL);
         if (line == w->lines) {
             if (!background)
                 break;
@@ -1723,6 +1772,27 @@ static void run_repetition(worker *w, int rep)
     }
 }
 
+/* Pages placed by first touch (where mbind is not allowed, or --first-touch) may move while the thread runs: the
+   kernel's NUMA balancing migrates them towards the CPU that uses them.  Checked again after the last repetition,
+   so that a report never claims a placement its timings did not have; bound pages do not move. */
+static void recheck_placement(worker *w)
+{
+    placement_result *p = &w->placement;
+    if (strcmp(p->bind_method, "first-touch") != 0 || w->host->nnodes == 1 || p->fraction < 0 ||
+        w->options->allow_misplaced)
+        return;
+    double before = p->fraction;
+    free(p->pages_by_node);
+    if (verify_arrays(w) || p->fraction >= PLACEMENT_REQUIRED)
+        return;
+    char where[256];
+    describe_placement(w, where, sizeof where);
+    worker_error(w, "'%s': after the run only %.1f%% of the array's pages were on node %d (%.1f%% before; %s):"
+                    " placed by first touch, they moved while it ran (the kernel's NUMA balancing,"
+                    " kernel.numa_balancing); run where mbind is allowed, or with NUMA balancing off",
+                 w->spec.label, 100.0 * p->fraction, w->spec.mem_node, 100.0 * before, where);
+}
+
 static void *worker_main(void *arg)
 {
     worker *w = arg;
@@ -1736,6 +1806,7 @@ static void *worker_main(void *arg)
         run_repetition(w, rep);
         pthread_barrier_wait(&phase_barrier); /* all done */
     }
+    recheck_placement(w);
     return NULL;
 }
 
@@ -2195,16 +2266,44 @@ static void json_warnings(strbuf *sb, const warning_list *warnings)
     sb_printf(sb, "%s]\n}\n", warnings->count ? "\n  " : "");
 }
 
+/* The file a report written to ``path`` replaces: ``path``, or where a link there points (written into
+   ``out``), so that the link is kept and the file it names is written, even one that does not exist yet. */
+static const char *link_target(const char *path, char *out, size_t size)
+{
+    if (realpath(path, out))
+        return out;
+    struct stat st;
+    char link[PATH_MAX];
+    ssize_t n;
+    if (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode) || (n = readlink(path, link, sizeof link - 1)) <= 0)
+        return path;
+    link[n] = '\0';
+    const char *slash = strrchr(path, '/');
+    int length = link[0] == '/' || !slash ? snprintf(out, size, "%s", link)
+                                          : snprintf(out, size, "%.*s/%s", (int)(slash - path), path, link);
+    return length >= 0 && (size_t)length < size ? out : path;
+}
+
 /* Write to the file through a temporary and a rename, or to stdout. */
 static void emit(const strbuf *sb, const char *path)
 {
     if (!path || strcmp(path, "-") == 0) {
-        fwrite(sb->text, 1, sb->length, stdout);
-        fflush(stdout);
+        errno = 0;
+        if (fwrite(sb->text, 1, sb->length, stdout) != sb->length || fflush(stdout) != 0)
+            die_system("cannot write the report to standard output: %s", errno ? strerror(errno) : "short write");
         return;
     }
-    char temporary[PATH_MAX];
-    snprintf(temporary, sizeof temporary, "%s.tmp.%ld", path, (long)getpid());
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {   /* a device or a pipe: written in place */
+        FILE *f = fopen(path, "w");
+        if (!f || fwrite(sb->text, 1, sb->length, f) != sb->length || fclose(f) != 0)
+            die_system("cannot write %s: %s", path, strerror(errno));
+        return;
+    }
+    char resolved[PATH_MAX];   /* a link to a file: the file it names is replaced, the link kept */
+    const char *target = link_target(path, resolved, sizeof resolved);
+    char temporary[PATH_MAX + 32];
+    snprintf(temporary, sizeof temporary, "%s.tmp.%ld", target, (long)getpid());
     FILE *f = fopen(temporary, "w");
     if (!f)
         die_user("cannot write %s: %s", path, strerror(errno));
@@ -2212,11 +2311,35 @@ static void emit(const strbuf *sb, const char *path)
     ok &= fflush(f) == 0;
     ok &= fsync(fileno(f)) == 0;
     ok &= fclose(f) == 0;
-    if (!ok || rename(temporary, path) != 0) {
+    if (!ok || rename(temporary, target) != 0) {
         int error = errno;
         unlink(temporary);
         die_user("cannot write %s: %s", path, strerror(error));
     }
+}
+
+/* Refuse now, before anything runs, a --json path the report could not be written to. */
+static void check_report_path(const char *path)
+{
+    if (!path || strcmp(path, "-") == 0)
+        return;
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        die_user("--json %s: a folder; give a file", path);
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        if (access(path, W_OK) != 0)
+            die_user("--json %s: cannot write: %s", path, strerror(errno));
+        return;
+    }
+    char resolved[PATH_MAX], folder[PATH_MAX];
+    snprintf(folder, sizeof folder, "%s", link_target(path, resolved, sizeof resolved));
+    char *slash = strrchr(folder, '/');
+    if (!slash)
+        snprintf(folder, sizeof folder, ".");
+    else
+        slash[slash == folder] = '\0';   /* the folder it is in; "/" for a file at the root */
+    if (access(folder, W_OK) != 0)
+        die_user("--json %s: cannot write in %s: %s", path, folder, strerror(errno));
 }
 
 static void report_resolution(const host_info *host, const thread_spec *specs, int count, const run_options *options)
@@ -2395,6 +2518,9 @@ int main(int argc, char **argv)
         foreground += !specs[i].background;
     if (foreground == 0)
         die_user("no foreground thread given; e.g. stride 0.0.r.0 (see --help)");
+    check_report_path(options.json_path);
+    if (same_file(options.sysfs_root, "/sys"))
+        options.sysfs_root = "/sys";   /* this machine's own, however written: its checks apply */
     host_info host;
     discover_host(&host, options.sysfs_root);
     settle_size(&options, &host);
