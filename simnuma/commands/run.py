@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 from ..errors import SpecError
@@ -127,11 +128,10 @@ def cmd_run(args) -> int:
     if args.animate is not None and not args.animate.lower().endswith(".gif"):
         raise SpecError(f"--animate {args.animate!r}: an animation is written as a GIF; give a name ending in .gif")
     board = (("the board", args.board),)
-    if args.output is not None:
-        check_output_file(args.output, "-o", board)      # before the simulation
-    for option, path in (("--trace", args.trace), ("--timeline", args.timeline), ("--animate", args.animate)):
-        if path is not None:
-            check_output_file(path, option, board)
+    outputs = _outputs(args)
+    for option, path in outputs:                         # before the simulation, the figures a timeline draws too
+        check_output_file(path, option, board)
+    _check_distinct(outputs)
     recorder = _recorder(args)
     topo, changes = changed_board(args.board, args.changes)
     case = parse_case(args.specs, args.bg).placed(topo)
@@ -161,6 +161,26 @@ def cmd_run(args) -> int:
     if recorder is not None:
         _write_recordings(args, recorder, topo, case, data)
     return _emit(args, data, render_result)
+
+
+def _outputs(args) -> list:
+    """``[(option, path)]`` of every file the run writes: ``-o``, the trace, the timeline and the figures it is
+    drawn in (``FILE.png``, ``FILE-latency.png``), the animation."""
+    stem = args.timeline and (args.timeline[:-4] if args.timeline.endswith(".csv") else args.timeline)
+    out = [("-o", args.output), ("--trace", args.trace), ("--timeline", args.timeline), ("--animate", args.animate)]
+    out[3:3] = [("--timeline", f"{stem}.png"), ("--timeline", f"{stem}-latency.png")] if stem else []
+    return [(option, path) for option, path in out if path is not None]
+
+
+def _check_distinct(outputs: list) -> None:
+    """SpecError where two outputs are one file: the second would silently replace the first."""
+    seen: dict = {}
+    for option, path in outputs:
+        first = seen.setdefault(os.path.realpath(path), (option, path))
+        if first != (option, path):
+            drawn = " (a timeline draws FILE.png and FILE-latency.png beside it)" if path.endswith(".png") else ""
+            raise SpecError(f"{option} {path}: the same file as {first[0]} {first[1]}{drawn}; give each output a"
+                            " file of its own")
 
 
 def traceable(data: dict, topo, changes: dict) -> dict:

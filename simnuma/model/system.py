@@ -478,6 +478,8 @@ def simulate(topology, threads, background=(), size_bytes: int = DEFAULT_SIZE_BY
     else:
         run_steady(system, progress)
         warn_of_a_congested_cycle(system)
+    if observer is not None:
+        observer.close()   # its last sample, to the end of the run
     wall_s = _time.perf_counter() - wall0
     baseline_ns = None
     if baseline:

@@ -47,7 +47,7 @@ def write_recordings(recorder, topo, case_name: str, data: dict, trace=None, win
 
 def _write_trace(path, text: str) -> list:
     """Write a trace's JSON ``text`` to ``path``, gzipped where its name ends in .gz; the note a large one gets."""
-    if str(path).endswith(".gz"):
+    if str(path).lower().endswith(".gz"):
         import gzip
 
         write_atomic(path, gzip.compress(text.encode(), mtime=0))

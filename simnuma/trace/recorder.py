@@ -13,7 +13,7 @@ window then closes when the last of them completes).  Only
 transactions that start inside the window are followed; a packet, a memory access or a probe
 belongs to the window when its transaction does (a NOP when it is sent inside the window).  Every
 ``sample_ns`` it also samples the board, without events of its own: when a transaction completes
-after the next sample time is due, it reads each buffer pool's occupancy and each link's busy
+after the next multiple of ``sample_ns`` is due (and once more as the run ends), it reads each buffer pool's occupancy and each link's busy
 time since the last sample (the exact accounting of :mod:`simnuma.model.credit` and
 :mod:`simnuma.model.link`) and each thread's completions.
 """
@@ -22,6 +22,8 @@ from __future__ import annotations
 import math
 from typing import Any
 from dataclasses import dataclass, field
+
+from ..errors import SimnumaError
 
 __all__ = ["Recorder", "TxnRecord", "Slice", "Sample", "parse_window"]
 
@@ -114,6 +116,8 @@ class Recorder:
 
     # -- wiring
     def attach(self, system) -> None:
+        if self.system is not None:
+            raise SimnumaError("this Recorder has recorded a run already: give each simulate a new one")
         self.system = system
         self.ids = system.ids
         self._baseline = self._read(0.0)
@@ -256,7 +260,7 @@ class Recorder:
         current = self._read(now)
         last = self._last_counts or self._baseline
         span = now - self._last_sample
-        if span > 0 and now >= self.start_ns:
+        if span > 0:   # over all of the run: a trace keeps those of its window (perfetto.py)
             self.samples.append(Sample(
                 now, self._last_sample,
                 {k: min(1.0, max(0.0, (v - last["links"][k]) / span)) for k, v in current["links"].items()},
@@ -264,4 +268,10 @@ class Recorder:
                 {k: (v - last["threads"][k]) / span for k, v in current["threads"].items()}))
         self._last_counts = current
         self._last_sample = now
-        self._next_sample = now + self.sample_ns
+        # the next multiple of the interval: on a fixed grid, so that the rows do not drift later and later
+        self._next_sample = (math.floor(now / self.sample_ns) + 1.0) * self.sample_ns
+
+    def close(self) -> None:
+        """The last sample, from the one before to the end of the run (``simulate`` calls it as the run ends)."""
+        if self.system is not None and self._time() > self._last_sample:
+            self._sample(self._time())
