@@ -1,7 +1,6 @@
 """Loading measurements from files, benchmark suite folders and bundled reference datasets by name."""
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -91,13 +90,23 @@ def _load_file(path: Path, shown: str, topology=None, tool_case: str | None = No
     try:
         return _load_reference(content, shown)
     except CalibrationError as exc:
-        if re.search(r"^format\s*:", content, re.M):
-            raise   # meant as a reference dataset: its own error says where
+        if _a_mapping(content):
+            raise   # a YAML document (a reference dataset, a board...): its own error says what and where
         what = ("nor the output of a tool simnuma reads (Intel MLC, STREAM, likwid-bench)" if topology is not None
                 else "(a tool's output, Intel MLC, STREAM or likwid-bench, is read here once simnuma import has made"
                      " it a reference dataset)")
         raise CalibrationError(f"{shown}: not measurements (a simnuma bench report or suite, a reference dataset)"
                                f" {what} ({exc})") from None
+
+
+def _a_mapping(text: str) -> bool:
+    """Whether ``text`` is a YAML mapping, as every measurement file and board is."""
+    import yaml
+
+    try:
+        return isinstance(yaml.safe_load(text), dict)
+    except yaml.YAMLError:
+        return False
 
 
 # -- reference datasets
