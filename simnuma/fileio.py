@@ -5,14 +5,18 @@ it (:func:`write_atomic`), so an interrupted run never leaves a half-written
 file and never corrupts one that was already there.  A folder of results is
 written all or nothing (:class:`OutputFolder`): every file goes to a hidden
 staging folder first and moves in only when the whole run has succeeded, while
-a lock keeps a second run from writing into the same folder.  Output paths are
+a lock keeps a second run from writing into the same folder; the files of the
+command's previous run there that this run did not write again are removed,
+found by the record each run leaves (:data:`MANIFEST_NAME`).  Output paths are
 checked before any work starts (:func:`check_output_file`,
 :func:`check_output_folder`): a symbolic link, a device or a FIFO is never
 replaced, and an unwritable place is reported at once.
 """
 from __future__ import annotations
 
+import contextlib
 import fcntl
+import hashlib
 import json
 import os
 import shutil
@@ -25,7 +29,7 @@ from typing import Any
 from .errors import SimnumaError, shown
 
 __all__ = ["write_atomic", "write_json", "progress", "check_output_file", "check_output_folder", "OutputFolder",
-           "STAGING_PREFIX", "read_input", "UnreadableInput", "MAX_INPUT_BYTES", "path_kind"]
+           "STAGING_PREFIX", "MANIFEST_NAME", "read_input", "UnreadableInput", "MAX_INPUT_BYTES", "path_kind"]
 
 MAX_INPUT_BYTES = 16 * 2**20   # a board or a study is a few kB, a benchmark report tens of kB
 
@@ -87,6 +91,8 @@ def read_input(path) -> str:
         raise UnreadableInput(f"not UTF-8 text (line {line}, byte {exc.start})") from None
 
 STAGING_PREFIX = ".simnuma-staging-"   # a run's files before they move into its output folder
+MANIFEST_NAME = ".simnuma-outputs.json"   # in an output folder: the files each command's last run wrote there
+MANIFEST_FORMAT = "simnuma-outputs/1"
 
 
 def _writable_place(path: Path) -> None:
@@ -200,10 +206,20 @@ class OutputFolder:
     removed again).  A run killed outright leaves
     its staging folder behind: the next run into the folder removes it.  The
     lock is released by the system when a process ends, however it ends.
+
+    A successful run also leaves the folder as that ``command`` alone would
+    have: the files its previous run there wrote and this one did not (a
+    figure of a parameter no longer swept, a Parquet table where pyarrow has
+    gone) are removed.  Each run records the files it moved in, with a digest
+    of each, in the folder's :data:`MANIFEST_NAME`, per command; only a file
+    so recorded and still byte for byte as that run wrote it is ever removed,
+    so the user's own files, a recorded file since changed, what another
+    command wrote and anything not staged (a sweep's ``cache`` folder) stay.
     """
 
-    def __init__(self, path, option: str = "output folder"):
+    def __init__(self, path, option: str = "output folder", command: str = ""):
         self.path = check_output_folder(path, option)
+        self.command = command
         self.staging: Path | None = None
         self._lock: int | None = None
         self._created = False
@@ -230,8 +246,11 @@ class OutputFolder:
         staging = self.staging
         try:
             if exc_type is None and staging is not None:
-                for item in sorted(staging.iterdir()):
+                items = sorted(staging.iterdir())
+                written = {item.name: _digest(item) for item in items}
+                for item in items:
                     os.replace(item, self.path / item.name)
+                self._forget_previous_run(written)
         finally:
             if staging is not None:
                 shutil.rmtree(staging, ignore_errors=True)
@@ -242,10 +261,62 @@ class OutputFolder:
                     pass
             self._unlock()
 
+    def _forget_previous_run(self, written: dict) -> None:
+        """Remove what this command's previous run wrote here and this run did not (each file only while it is as
+        that run wrote it), then record ``written`` (``{name: digest}``) as this command's run."""
+        manifest = self.path / MANIFEST_NAME
+        runs = _read_manifest(manifest)
+        for name, digest in runs.pop(self.command, {}).items():
+            if name not in written and digest is not None and _digest(self.path / name) == digest:
+                with contextlib.suppress(OSError):
+                    os.unlink(self.path / name)
+        for files in runs.values():     # a file this run wrote is this command's now
+            for name in written:
+                files.pop(name, None)
+        runs[self.command] = {name: digest for name, digest in written.items() if digest is not None}
+        doc = {"format": MANIFEST_FORMAT, "about": "the files each simnuma command's last run into this folder"
+               " wrote (sha256); the next run of a command removes those of its files it does not write again",
+               "runs": {command: files for command, files in sorted(runs.items()) if files}}
+        with contextlib.suppress(SimnumaError):     # without a record the next run only removes nothing
+            write_json(manifest, doc)
+
     def _unlock(self) -> None:
         if self._lock is not None:
             os.close(self._lock)     # closing the descriptor releases the lock
             self._lock = None
+
+
+def _digest(path: Path) -> str | None:
+    """The sha256 of the regular file at ``path`` (never followed through a link); None for anything else."""
+    try:
+        if not stat.S_ISREG(path.lstat().st_mode):
+            return None
+        digest = hashlib.sha256()
+        with path.open("rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+        return digest.hexdigest()
+    except OSError:
+        return None
+
+
+def _read_manifest(path: Path) -> dict:
+    """``{command: {name: digest}}`` from an output folder's record; empty when there is none or it is not one
+    simnuma wrote (a name that is not a plain file name of the folder is ignored)."""
+    try:
+        doc = json.loads(read_input(path)) if path_kind(path) == "file" and not path.is_symlink() else None
+    except (UnreadableInput, ValueError):
+        return {}
+    if not isinstance(doc, dict) or doc.get("format") != MANIFEST_FORMAT or not isinstance(doc.get("runs"), dict):
+        return {}
+    runs: dict = {}
+    for command, files in doc["runs"].items():
+        if isinstance(command, str) and isinstance(files, dict):
+            runs[command] = {name: digest for name, digest in files.items()
+                             if isinstance(name, str) and isinstance(digest, str) and name not in ("", ".", "..")
+                             and "/" not in name and "\0" not in name and name != MANIFEST_NAME
+                             and not name.startswith(STAGING_PREFIX)}
+    return runs
 
 
 def write_atomic(path, content) -> Path:

@@ -13,7 +13,7 @@ import pytest
 
 from simnuma.cli import main
 from simnuma.errors import SimnumaError
-from simnuma.fileio import STAGING_PREFIX, OutputFolder, check_output_file, check_output_folder, write_atomic
+from simnuma.fileio import MANIFEST_NAME, STAGING_PREFIX, OutputFolder, check_output_file, check_output_folder, write_atomic
 
 from test_study import TINY, write
 
@@ -39,7 +39,9 @@ def test_an_output_folder_moves_its_files_in_only_when_the_block_succeeds(tmp_pa
     with OutputFolder(out) as staging:
         (staging / "REPORT.md").write_text("new report")
         (staging / "a.json").write_text("{}")
-    assert snapshot(out) == {"REPORT.md": b"new report", "a.json": b"{}", "notes.txt": b"the user's own file"}
+    files = snapshot(out)
+    assert files.pop(MANIFEST_NAME)      # the record of what the run wrote
+    assert files == {"REPORT.md": b"new report", "a.json": b"{}", "notes.txt": b"the user's own file"}
     assert not list(out.glob(STAGING_PREFIX + "*"))
 
 
@@ -58,7 +60,7 @@ def test_a_killed_run_leaves_a_staging_folder_the_next_run_removes(tmp_path):
     (out / (STAGING_PREFIX + "dead") / "half.json").write_text("{")
     with OutputFolder(out) as staging:
         (staging / "x.json").write_text("{}")
-    assert sorted(p.name for p in out.iterdir()) == ["x.json"]
+    assert sorted(p.name for p in out.iterdir()) == [MANIFEST_NAME, "x.json"]
 
 
 @pytest.mark.parametrize("make,message", [
@@ -263,7 +265,7 @@ def test_a_bench_suite_keeps_the_cases_that_ran_when_some_failed(tmp_path, monke
     monkeypatch.setattr(bench_cli, "run_suite", suite_with_a_failure)
     out = tmp_path / "suite"
     assert main(["bench", "suite", "-o", str(out)]) == 2
-    assert sorted(p.name for p in out.iterdir()) == ["0.0.r.0.json", "suite.json"]
+    assert sorted(p.name for p in out.iterdir()) == [MANIFEST_NAME, "0.0.r.0.json", "suite.json"]
     assert f"see {out / 'suite.json'}" in capsys.readouterr().err
 
     def suite_that_stops(out_dir, **kwargs):

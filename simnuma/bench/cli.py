@@ -231,7 +231,7 @@ def _suite_curves(folder, suite: tuple, host: Host) -> tuple:
 
 
 def cmd_suite(args) -> int:
-    out = OutputFolder(args.output)          # checked now; written when every case has run, one suite at a time
+    out = OutputFolder(args.output, command="bench suite")    # checked now; written when every case has run
     failed = None
     with out as staging:
         try:

@@ -164,7 +164,7 @@ def cmd_validate(args) -> int:
     from ..measurements import load_measurements
     from ..calibrate.validate import validate, write_outputs
 
-    out = OutputFolder(args.output, "-o") if args.output is not None else None    # checked now, before any simulation
+    out = OutputFolder(args.output, "-o", command="validate") if args.output is not None else None  # checked now
     jobs = _check_jobs(args.jobs)
     if args.tool_case is not None:   # checked at once: it is read only where a tool's output is given
         from ..formats.imports import tool_case

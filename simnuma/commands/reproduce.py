@@ -81,7 +81,7 @@ def cmd_reproduce(args) -> int:
     names = args.studies or bundled_studies()
     if not names:
         raise StudyError("no study given and no bundled studies found")
-    out = OutputFolder(args.output, "-o")    # checked now, before any simulation
+    out = OutputFolder(args.output, "-o", command="reproduce")    # checked now, before any simulation
     if args.cache is not None:
         check_output_folder(args.cache, "--cache")
     studies = [load_study(n) for n in names]

@@ -64,7 +64,7 @@ def cmd_sweep(args) -> int:
     cache = args.cache
     if cache is not None:
         check_output_folder(cache, "--cache")
-    out = OutputFolder(args.output, "-o")
+    out = OutputFolder(args.output, "-o", command="sweep")
     try:
         with out as staging:
             bar = progress(desc="simulating")

@@ -11,14 +11,21 @@ Locally the jobs go to the :class:`~simnuma.runner.Runner`'s process pool.
 With a Dask client (``--dask ADDRESS``) they go to the cluster's workers
 instead, as :func:`~simnuma.runner.simulate_job` calls: the same function on
 the same jobs, so the same results point for point; finished points are
-cached as they come back.
+cached as they come back.  Before anything is submitted every worker is asked
+for its simnuma's ``result_version()``: a worker without simnuma, or with
+other sources, would cache its results under this one's key (or never
+answer), so the sweep is refused in one line naming them; a worker that
+joins later and differs stops the sweep when its first result comes back,
+before that result is cached.
 """
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass
 
 from .. import __version__
+from ..errors import SimnumaError
 from ..runner import Job, ResultCache, Runner, board_hash, result_version, simulate_job
 from .workloads import aggregates, baseline, case_metrics, plan_cases
 
@@ -154,20 +161,67 @@ def _run_on_dask(dask, jobs: dict, cache: ResultCache, on_done) -> tuple:
             results[key] = hit
             if on_done:
                 on_done(True)
+    futures: dict = {}
     try:
+        if todo:
+            _check_workers(client)
         order = sorted(todo, key=lambda j: -j.cost)     # the costliest first (and first in priority)
-        futures = {client.submit(simulate_job, job, pure=False, priority=int(job.cost)): job for job in order}
+        futures = {client.submit(_simulate_on_worker, job, pure=False, priority=int(job.cost)): job for job in order}
         for future in as_completed(futures):
             job = futures[future]
-            result = future.result()
+            worker, version, result = future.result()
+            if version != result_version():     # a worker that joined after the check
+                raise SimnumaError(f"--dask: worker {worker} {_runs(version)}, not this simnuma ({result_version()});"
+                                   f" {_INSTALL}")
             cache.put(job.key, result)
             results[job.key] = result
             if on_done:
                 on_done(False)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            client.cancel(list(futures))     # what is still queued is of no use now
+        raise
     finally:
         if client is not dask:
             client.close()
     return results, len(todo), len(jobs) - len(todo)
+
+
+_INSTALL = "install this simnuma on every worker (results are cached under its version), or run without --dask"
+
+
+def _worker_version() -> str:
+    """The ``result_version()`` of the simnuma a worker runs (called there by ``client.run``)."""
+    return result_version()
+
+
+def _simulate_on_worker(job: Job) -> tuple:
+    """``(worker address, its result_version(), the result)`` of ``job``, run on a Dask worker."""
+    from distributed import get_worker
+
+    return get_worker().address, result_version(), simulate_job(job)
+
+
+def _runs(version) -> str:
+    """What a worker answered, as words: ``runs simnuma VERSION`` or ``cannot run simnuma (ERROR)``."""
+    if isinstance(version, BaseException):
+        text = (str(version).splitlines() or [""])[0]
+        if type(version) is not Exception:     # distributed wraps what it could not unpickle in a bare Exception
+            text = f"{type(version).__name__}: {text}" if text else type(version).__name__
+        return f"cannot run simnuma ({text})"
+    return f"runs simnuma {version}"
+
+
+def _check_workers(client) -> None:
+    """Refuse (SimnumaError, one line) unless every worker of ``client``'s cluster imports simnuma with this
+    one's ``result_version()``: naming each that differs and what it runs."""
+    mine = result_version()
+    answers = client.run(_worker_version, on_error="return")
+    differ = {worker: answer for worker, answer in sorted(answers.items()) if answer != mine}
+    if differ:
+        raise SimnumaError(f"--dask: {len(differ)} of {len(answers)} workers differ from this simnuma ({mine}): "
+                           + "; ".join(f"{worker} {_runs(answer)}" for worker, answer in differ.items())
+                           + f"; {_INSTALL}")
 
 
 def _tables(sweep, plans, results) -> tuple:

@@ -272,7 +272,7 @@ class _SweepReader:
         try:
             found = wirings(values["sockets"], values["ports"], values["io"], spare, values["parallel"])
         except TooManyWirings as exc:
-            self.fail(path + ("wirings",), f"{exc}: give fewer sockets, or spare_ports: false")
+            self.fail(path + ("wirings",), str(exc))     # what to change included
         except ValueError as exc:
             self.fail(path + ("wirings",), str(exc))
         if not found:

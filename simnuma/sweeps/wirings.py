@@ -15,6 +15,9 @@ it: the comparison is made only between graphs of equal invariants (each
 socket's degree, its distances to the others and its links per neighbour),
 confirmed by networkx's VF2.  Eight sockets of three ports with two I/O
 sockets give 19 wirings from about 10,000 labelled graphs in a few seconds.
+The search counts its steps (:data:`MOST_STEPS`) and gives up with
+:class:`TooManyWirings` past them: a bound on its work, the same on every
+machine, where nine sockets of four ports with spare ports would take hours.
 
 :func:`wiring_board` makes a board of a wiring: the template board's node and
 link parameters, its coherence and its routing rule (``shortest`` when the
@@ -31,13 +34,55 @@ import networkx as nx
 
 from ..errors import TopologyError
 
-__all__ = ["Wiring", "wirings", "wiring_board", "MOST_LABELLED"]
+__all__ = ["Wiring", "wirings", "wiring_board", "MOST_STEPS", "TooManyWirings"]
 
-MOST_LABELLED = 2_000_000   # labelled graphs a search may examine before it gives up (a clear error, not a hang)
+# The search's work in steps, each about a microsecond on the two-core development machine (0.9 to 1.1 million
+# steps a second whatever the search): a degree sequence or a node of the backtracking is one step, a labelled
+# graph's checks (connected, its invariant) GRAPH_STEPS, each pair of sockets VF2 tries while comparing two graphs
+# PAIR_STEPS.  Counting steps rather than seconds, a search gives the same answer on every machine.
+GRAPH_STEPS = 120
+PAIR_STEPS = 7
+MOST_STEPS = 25_000_000     # about 25 s there: every documented search fits (eight sockets of three ports with
+#                             spare ports, the largest, takes 20 million); nine sockets of four ports would take hours
 
 
 class TooManyWirings(ValueError):
-    """The search would examine more than :data:`MOST_LABELLED` labelled graphs."""
+    """The search would take more than :data:`MOST_STEPS` steps."""
+
+
+class _Budget:
+    """The steps a search has left; :class:`TooManyWirings` naming the request and what to change when spent."""
+
+    def __init__(self, request: dict, steps: int):
+        self.left = steps
+        self.request = {**request, "steps": steps}
+
+    def spend(self, steps: int = 1) -> None:
+        self.left -= steps
+        if self.left < 0:
+            r = self.request
+            fewer = ["fewer sockets", "fewer ports"]
+            if r["spare_ports"]:
+                fewer.append("spare_ports: false")
+            if r["parallel"] > 1:
+                fewer.append("fewer links in parallel")
+            raise TooManyWirings(
+                f"the search for every wiring of {r['sockets']} sockets of {r['ports']} ports"
+                + (" with spare ports" if r["spare_ports"] else "")
+                + (f" and up to {r['parallel']} links in parallel" if r["parallel"] > 1 else "")
+                + f" passed its bound of {r['steps']:,} steps unfinished; give {', '.join(fewer[:-1])} or {fewer[-1]}")
+
+
+class _CountingMatcher(nx.algorithms.isomorphism.GraphMatcher):
+    """networkx's VF2 matcher, charging ``budget`` for every pair of sockets it tries."""
+
+    def __init__(self, g1, g2, budget: _Budget):
+        super().__init__(g1, g2)
+        self.budget = budget
+
+    def syntactic_feasibility(self, g1_node, g2_node):
+        self.budget.spend(PAIR_STEPS)
+        return super().syntactic_feasibility(g1_node, g2_node)
 
 
 @dataclass(frozen=True)
@@ -70,12 +115,13 @@ class Wiring:
         return nx.diameter(self.graph()) if self.sockets > 1 else 0
 
 
-def wirings(sockets: int, ports: int, io: int = 0, spare_ports: bool = False, parallel: int = 1) -> list:
+def wirings(sockets: int, ports: int, io: int = 0, spare_ports: bool = False, parallel: int = 1,
+            most_steps: int | None = None) -> list:
     """Every connected wiring of ``sockets`` sockets of ``ports`` ports, up to isomorphism (see the module).
 
     Ordered by link count (most first), then by diameter and the links themselves; named
     ``w<sockets>-<index>`` in that order.  Raises ValueError for an impossible request and
-    :class:`TooManyWirings` when the search would be too large.
+    :class:`TooManyWirings` when the search takes more than ``most_steps`` steps (see :data:`MOST_STEPS`).
     """
     if sockets < 1:
         raise ValueError("expected at least one socket")
@@ -89,9 +135,12 @@ def wirings(sockets: int, ports: int, io: int = 0, spare_ports: bool = False, pa
         return [Wiring("w1-1", 1, (), tuple(range(io)), (), ports)]
     kept: list = []
     buckets: dict = {}
-    budget = [MOST_LABELLED]
+    budget = _Budget({"sockets": sockets, "ports": ports, "spare_ports": spare_ports, "parallel": parallel},
+                     MOST_STEPS if most_steps is None else most_steps)
     for degrees in _degree_sequences(sockets, ports, io, spare_ports):
+        budget.spend()
         for links in _labelled(degrees, budget, parallel):
+            budget.spend(GRAPH_STEPS)
             g = nx.MultiGraph()
             g.add_nodes_from(range(sockets))
             g.add_edges_from(links)
@@ -99,7 +148,7 @@ def wirings(sockets: int, ports: int, io: int = 0, spare_ports: bool = False, pa
                 continue
             key = _invariant(g)
             same = buckets.setdefault(key, [])
-            if any(nx.is_isomorphic(g, other) for other in same):
+            if any(_CountingMatcher(g, other, budget).is_isomorphic() for other in same):
                 continue
             same.append(g)
             kept.append((g, degrees))
@@ -130,9 +179,9 @@ def _degree_sequences(sockets: int, ports: int, io: int, spare_ports: bool):
         yield degrees
 
 
-def _labelled(degrees: tuple, budget: list, parallel: int = 1):
+def _labelled(degrees: tuple, budget: _Budget, parallel: int = 1):
     """Every labelled graph (up to ``parallel`` links per pair) whose socket ``i`` has degree ``degrees[i]``,
-    as tuples of links."""
+    as tuples of links; a step of ``budget`` for each node of the backtracking."""
     n = len(degrees)
     pairs = list(itertools.combinations(range(n), 2))
     last_pair = {a: max(k for k, (x, _) in enumerate(pairs) if x == a) for a in range(n - 1)}
@@ -140,11 +189,9 @@ def _labelled(degrees: tuple, budget: list, parallel: int = 1):
     links: list = []
 
     def extend(k: int):
+        budget.spend()
         if k == len(pairs):
             if not any(left):
-                budget[0] -= 1
-                if budget[0] < 0:
-                    raise TooManyWirings(f"more than {MOST_LABELLED:,} labelled graphs to examine")
                 yield tuple(links)
             return
         a, b = pairs[k]
