@@ -85,3 +85,18 @@ def test_configurations_the_first_pass_left_out_rank_after_the_simulated_ones(tm
     order = ranked(run.configurations, sweep.rank)
     sources = [r["source"] for r in order]
     assert "analytic" in sources and sources == sorted(sources, key=lambda s: s == "analytic")
+
+
+def test_the_wiring_column_names_each_links_kind(tmp_path):
+    from simnuma import load_topology
+
+    board = tmp_path / "kinded.yaml"
+    doc = load_topology("dual").with_parameters({"links.0-1.count": 2}).to_dict()
+    doc["link_kinds"] = {"socket": {"latency": "30 ns"}}
+    doc["links"][0]["kind"] = "socket"
+    import yaml
+
+    board.write_text(yaml.safe_dump(doc))
+    sweep = parse_sweep(f"name: x\nboards: [{board}]\ncases: [0.0.r.1]\nsize: 256KiB\n", "s.yaml")
+    run = run_sweep(sweep, 1, tmp_path / "cache")
+    assert {row["wiring"] for row in run.points} == {"0-1x2:socket"}

@@ -1669,9 +1669,16 @@ static void write_lines(uint64_t *words, size_t first_line, size_t end_line, uin
     __asm__ __volatile__("" : : "r"(words) : "memory");
 }
 
-static void triad_lines(double *a, const double *b, const double *c, size_t first_line, size_t end_line)
+/* The triad's scalar of a pass: another each pass (an integer, exact in a double), so that a pass whose stores were
+   lost leaves the previous pass's values, which check_writes tells apart. */
+static double triad_scalar(uint64_t pass_value)
 {
-    const double scalar = 3.0;
+    return (double)(pass_value >> 32);
+}
+
+static void triad_lines(double *a, const double *b, const double *c, size_t first_line, size_t end_line,
+                        double scalar)
+{
     for (size_t i = first_line * WORDS_PER_LINE; i < end_line * WORDS_PER_LINE; i++)
         a[i] = b[i] + scalar * c[i];
     __asm__ __volatile__("" : : "r"(a) : "memory");
@@ -1695,7 +1702,7 @@ static void run_chunk(worker *w, size_t first_line, size_t end_line, uint64_t pa
         break;
     case 't':
         triad_lines((double *)w->arrays[0], (const double *)w->arrays[1], (const double *)w->arrays[2],
-                    first_line, end_line);
+                    first_line, end_line, triad_scalar(pass_value));
         break;
     default:
         w->chase_position = chase_lines(w->chase_position, end_line - first_line);
@@ -1713,7 +1720,8 @@ static void check_writes(worker *w, uint64_t pass_value)
             worker_error(w, "'%s': the written values are not in memory", w->spec.label);
     } else if (w->spec.op == 't') {
         const double *a = (const double *)w->arrays[0];
-        if (a[0] != 7.0 || a[last] != 7.0)
+        const double expected = 1.0 + 2.0 * triad_scalar(pass_value);   /* b = 1, c = 2 */
+        if (a[0] != expected || a[last] != expected)
             worker_error(w, "'%s': the triad results are not in memory", w->spec.label);
     }
 }

@@ -239,7 +239,7 @@ def _rows(sweep, config, topology, digest, planned, outcome: list, source: str) 
     """The point rows and the configuration row of one configuration, from a result per planned case."""
     common = {"board": config.board.label, "board_hash": digest, "matches": " ".join(config.board.matches),
               "wiring": " ".join(f"{link.a}-{link.b}" + (f"x{link.count}" if link.count > 1 else "")
-                                 for link in topology.links)}
+                                 + (f":{link.kind}" if link.kind else "") for link in topology.links)}
     common.update({path: str(value) for path, value in config.values})
     baseline_ns = outcome[0]["threads"][0]["time_ns"] if "threads" in outcome[0] else None
     metrics, points, stuck = [], [], []
