@@ -116,8 +116,8 @@ def summary_text(run) -> str:
     if stuck:
         lines += ["", "Deadlocked (docs/model.md, \"Deadlock\"; the cases of the table are in `points.csv` with"
                   " their cycle, the others are cases the aggregates need):", ""]
-        lines += [f"- {row['board']}: {count(row['deadlocks'], 'simulation')}, the first {row['deadlock']}"
-                  for row in stuck]
+        lines += [f"- {row['board']}" + "".join(f" {p}={row[p]}" for p in params if p in row)
+                  + f": {count(row['deadlocks'], 'simulation')}, the first {row['deadlock']}" for row in stuck]
     lines += ["", "What the columns mean:", ""]
     lines += ["- `links`: the board's coherent links (their count is the `links` aggregate, a cost)"]
     lines += [f"- `{a}`: {AGGREGATES[a][0]}" for a in shown_aggs]

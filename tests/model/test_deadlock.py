@@ -193,3 +193,13 @@ def test_steady_mode_warns_when_the_buffers_of_a_cyclic_wait_were_congested():
     loaded = simulate(quartet, list(case.threads), [s.label for s in case.background_on(quartet)],
                       size_bytes=1 << 20, baseline=False)
     assert loaded.warnings == ()
+
+
+def test_the_summary_names_the_grid_point_that_deadlocked(tmp_path, capsys):
+    (tmp_path / "ring8.yaml").write_text(ring_text(8))
+    sweep = tmp_path / "rings.yaml"
+    sweep.write_text("name: rings\nboards: [ring8.yaml]\ngrid: {routing: [shortest, updown]}\ncases:\n  - "
+                     + " ".join(READERS) + "\nsize: 64KiB\n")
+    assert main(["sweep", str(sweep), "-o", str(tmp_path / "out")]) == 0
+    summary = (tmp_path / "out" / "summary.md").read_text()
+    assert "- ring8 routing=shortest: 1 simulation, the first" in summary and "routing=updown: 1" not in summary
