@@ -223,6 +223,7 @@ class OutputFolder:
         self.staging: Path | None = None
         self._lock: int | None = None
         self._created = False
+        self.removed: list = []   # the names of the previous run's files this run removed (_forget_previous_run)
 
     def __enter__(self) -> Path:
         try:
@@ -270,6 +271,7 @@ class OutputFolder:
             if name not in written and digest is not None and _digest(self.path / name) == digest:
                 with contextlib.suppress(OSError):
                     os.unlink(self.path / name)
+                    self.removed.append(name)
         for files in runs.values():     # a file this run wrote is this command's now
             for name in written:
                 files.pop(name, None)
@@ -279,6 +281,14 @@ class OutputFolder:
                "runs": {command: files for command, files in sorted(runs.items()) if files}}
         with contextlib.suppress(SimnumaError):     # without a record the next run only removes nothing
             write_json(manifest, doc)
+
+    def removed_note(self) -> str:
+        """What a command prints of the files it removed ('' where it removed none)."""
+        if not self.removed:
+            return ""
+        names = sorted(self.removed)
+        return (f"note: removed {len(names)} file(s) the previous {self.command} run wrote in {self.path} and this one"
+                f" did not: {', '.join(names[:6])}" + (", ..." if len(names) > 6 else ""))
 
     def _unlock(self) -> None:
         if self._lock is not None:

@@ -122,3 +122,22 @@ def test_a_sweep_rerun_into_its_folder_leaves_no_stale_figure_or_table(tmp_path,
     assert names(out) == ["cache", "configurations.csv", "my-notes.md", "pareto.png", "points.csv", "summary.md",
                           "sweep.json"]
     assert len(list((out / "cache").glob("*.json"))) == 6        # both sweeps' simulations (4 and 2) kept
+
+
+def test_a_command_says_what_it_removed(tmp_path, capsys):
+    """A sweep rerun without its grid parameter's figure says it removed it."""
+    from simnuma.cli import main
+
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text("name: s\nboards: [dual]\ngrid: {link_defaults.latency: [10 ns, 20 ns]}\ncases: [0.0.r.1]\n"
+                     "size: 64KiB\n")
+    out = tmp_path / "out"
+    assert main(["sweep", str(sweep), "-o", str(out)]) == 0
+    figures = sorted(p.name for p in out.glob("link_defaults*.png"))
+    sweep.write_text("name: s\nboards: [dual]\ncases: [0.0.r.1]\nsize: 64KiB\n")
+    capsys.readouterr()
+    assert main(["sweep", str(sweep), "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    if figures:    # with matplotlib
+        assert f"note: removed {len(figures)} file(s) the previous sweep run wrote in {out}" in err
+        assert not list(out.glob("link_defaults*.png"))

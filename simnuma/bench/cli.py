@@ -243,6 +243,8 @@ def cmd_suite(args) -> int:
             failed = BenchError(str(exc).replace(str(staging), str(out.path)))   # the cases that ran are kept
     if failed is not None:
         raise failed
+    if out.removed_note():
+        print(out.removed_note(), file=sys.stderr)
     estimate = index["estimate"]
     print(f"{len(index['cases'])} cases in {index['elapsed_seconds']:.1f} s"
           f" ({len(index['skipped'])} skipped; measuring took {format_duration(estimate['measured_seconds'])},"

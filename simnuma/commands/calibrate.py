@@ -182,6 +182,8 @@ def cmd_validate(args) -> int:
     if out is not None:
         with out as staging:
             written, note = write_outputs(report, staging)
+        if out.removed_note():
+            print(out.removed_note(), file=sys.stderr)
         for path in written:
             print(f"wrote {out.path / path.name}")
         if note:

@@ -16,6 +16,8 @@ second run into the same folder stops at once instead of mixing its files in.
 """
 from __future__ import annotations
 
+import sys
+
 import argparse
 from pathlib import Path
 
@@ -98,6 +100,8 @@ def cmd_reproduce(args) -> int:
         finally:
             bar.close()
         plotted = write_outputs(staging, results, info)
+    if out.removed_note():
+        print(out.removed_note(), file=sys.stderr)
     _print_summary(results, info, Path(args.output), plotted)
     return 0
 

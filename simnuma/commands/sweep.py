@@ -79,6 +79,8 @@ def cmd_sweep(args) -> int:
             finally:
                 bar.close()
             written = write_sweep_outputs(staging, run)
+        if out.removed_note():
+            print(out.removed_note(), file=sys.stderr)
     finally:
         if client is not None:
             client.close()
