@@ -164,7 +164,9 @@ class Network:
                 break
             caps = damped_caps(caps, new_caps, gains)
             if not settled:
-                state = None   # the stations changed with the memory's peak: start again from empty queues
+                state = None   # the stations changed with the memory's peak: start again from empty queues,
+                gains.clear()  # and with undamped steps (a new problem's fixed point)
+                self.swings = ([0.5] * len(self.loaded), [0.0] * len(self.loaded))
         return throughput, latencies, iterations
 
     def _reshare(self, throughput: dict) -> bool:

@@ -1330,6 +1330,8 @@ typedef struct {
     volatile uint64_t sink; /* keeps every loaded value alive */
     int strayed_cpu;      /* a CPU sched_getcpu found the thread on instead of its own (-1: never) */
     int strayed_rep;      /* the repetition it was found there */
+    int moved_pages;      /* its first-touch pages moved while it ran (recheck_placement): a condition of the
+                             machine's settings, reported as a refusal, not as a failure of the benchmark */
     char error[512];
 } worker;
 
@@ -1795,6 +1797,7 @@ static void recheck_placement(worker *w)
         return;
     char where[256];
     describe_placement(w, where, sizeof where);
+    w->moved_pages = 1;
     worker_error(w, "'%s': after the run only %.1f%% of the array's pages were on node %d (%.1f%% before; %s):"
                     " placed by first touch, they moved while it ran (the kernel's NUMA balancing,"
                     " kernel.numa_balancing); run where mbind is allowed, or with NUMA balancing off",
@@ -1887,6 +1890,9 @@ static void run_workers(worker *workers, int count, const run_options *options)
             die_user("'%s': ran on CPU %d in repetition %d, not on its CPU %d: its CPU affinity was changed while it"
                      " ran (a cpuset update?), so the timings are not of the requested placement", workers[i].spec.label,
                      workers[i].strayed_cpu, workers[i].strayed_rep + 1, workers[i].spec.cpu);
+    for (int i = 0; i < count; i++)
+        if (workers[i].error[0] && workers[i].moved_pages)
+            die_user("%s", workers[i].error);
     for (int i = 0; i < count; i++)
         if (workers[i].error[0])
             die_system("%s", workers[i].error);
