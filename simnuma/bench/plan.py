@@ -425,11 +425,7 @@ def _plan(host: Host, stream_GBps: dict | None, size_bytes: int | None) -> Suite
     allowed = [n for n in others if memory_allowed(host, n)]
     nearest = (_nearest(host, home, [n for n in allowed if allowed_cores(host, n)]) or _nearest(host, home, allowed)
                or _nearest(host, home, others))
-    note = home_note(host, home)
-    if note:
-        plan.notes.append(note)
-    if quota_note(host):
-        plan.notes.append(quota_note(host))
+    plan.notes += [note for note in (home_note(host, home), quota_note(host)) if note]
     _singles(host, plan)
     if len(home.cpus) >= 2:
         _same_node_pairs(plan, home, nearest)

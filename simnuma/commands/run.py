@@ -166,9 +166,9 @@ def cmd_run(args) -> int:
 def _outputs(args) -> list:
     """``[(option, path)]`` of every file the run writes: ``-o``, the trace, the timeline and the figures it is
     drawn in (``FILE.png``, ``FILE-latency.png``), the animation."""
-    stem = args.timeline and (args.timeline[:-4] if args.timeline.endswith(".csv") else args.timeline)
-    out = [("-o", args.output), ("--trace", args.trace), ("--timeline", args.timeline), ("--animate", args.animate)]
-    out[3:3] = [("--timeline", f"{stem}.png"), ("--timeline", f"{stem}-latency.png")] if stem else []
+    from ..trace.files import timeline_figures
+    figures = [("--timeline", path) for path in timeline_figures(args.timeline)] if args.timeline else []
+    out = [("-o", args.output), ("--trace", args.trace), ("--timeline", args.timeline), *figures, ("--animate", args.animate)]
     return [(option, path) for option, path in out if path is not None]
 
 

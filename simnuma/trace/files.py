@@ -5,7 +5,7 @@ from ..fileio import write_atomic
 from ..report import fmt_ns
 from .recorder import parse_window
 
-__all__ = ["write_recordings", "TRACE_WARN_BYTES"]
+__all__ = ["write_recordings", "timeline_figures", "TRACE_WARN_BYTES"]
 
 TRACE_WARN_BYTES = 100_000_000   # a trace past this size strains a browser's viewer
 
@@ -31,11 +31,11 @@ def write_recordings(recorder, topo, case_name: str, data: dict, trace=None, win
     if timeline is not None:
         write_atomic(timeline, timeline_csv(recorder))
         written.append(timeline)
-        stem = timeline[:-4] if timeline.endswith(".csv") else timeline
-        if write_timeline_figure(f"{stem}.png", recorder, title):
-            written.append(f"{stem}.png")
-        if write_latency_figure(f"{stem}-latency.png", data, title):
-            written.append(f"{stem}-latency.png")
+        figure, latency = timeline_figures(timeline)
+        if write_timeline_figure(figure, recorder, title):
+            written.append(figure)
+        if write_latency_figure(latency, data, title):
+            written.append(latency)
     if animate is not None and write_animation(animate, recorder, topo, title):
         written.append(animate)
     if (timeline is not None or animate is not None) and data["mode"] == "steady" and data["extrapolated_ns"]:
@@ -43,6 +43,12 @@ def write_recordings(recorder, topo, case_name: str, data: dict, trace=None, win
                      f" window, end to end), not the {fmt_ns(data['extrapolated_ns'])} extrapolated; --exact"
                      " simulates and draws the whole run")
     return written, notes
+
+
+def timeline_figures(timeline: str) -> tuple:
+    """``(FILE.png, FILE-latency.png)``: the figures a timeline ``FILE.csv`` is drawn in beside it."""
+    stem = timeline[:-4] if timeline.endswith(".csv") else timeline
+    return f"{stem}.png", f"{stem}-latency.png"
 
 
 def _write_trace(path, text: str) -> list:
